@@ -1,0 +1,55 @@
+import type { SamplingParams } from '@ferrum/types';
+import { defineToken, type SpecificationVersion } from './injection-token.js';
+
+/** What a logits processor may read about the row it processes. Valid during the call only. */
+export interface LogitsContext {
+  readonly requestId: string;
+  readonly params: SamplingParams;
+  readonly promptTokenIds: Int32Array;
+  readonly outputTokenIds: Int32Array;
+}
+
+/**
+ * A custom transformation of one row of logits, run on the host. Rows of requests no custom processor
+ * applies to stay on the runtime's device fast path.
+ */
+export interface LogitsProcessor {
+  readonly specificationVersion: SpecificationVersion;
+  readonly name: string;
+  /** Whether this processor must see this request's rows. Does not modify. */
+  appliesTo(context: LogitsContext): boolean;
+  /** Modify `logits` (length = vocab size) in place. */
+  process(logits: Float32Array, context: LogitsContext): void;
+}
+
+/** One row handed to a {@link Sampler}. */
+export interface SamplerRow {
+  readonly context: LogitsContext;
+  /** 32-bit seed; draws are a pure function of (seed, outputTokenIds.length). */
+  readonly seed: number;
+}
+
+/** Output of a {@link Sampler} for R rows. Arrays are owned by the sampler and valid until its next call. */
+export interface SamplerOutput {
+  readonly tokenIds: Int32Array;
+  /** Log-probability of each chosen token, per `params.logprobsMode`. */
+  readonly logprobs: Float32Array;
+  /** Per row: the `params.logprobs` most likely tokens and their log-probabilities, when asked. */
+  readonly topLogprobs: readonly (readonly { readonly tokenId: number; readonly logprob: number }[] | null)[];
+}
+
+/**
+ * Applies the built-in processing chain (penalties, bias, allowed/banned ids, min tokens, temperature,
+ * top-k, top-p, min-p) and any custom processors, then draws one token per row.
+ */
+export interface Sampler {
+  readonly specificationVersion: SpecificationVersion;
+  /**
+   * `logits` is R × vocabSize row-major; row r belongs to `rows[r]`. The sampler may modify `logits` in place.
+   */
+  sample(logits: Float32Array, vocabSize: number, rows: readonly SamplerRow[]): SamplerOutput;
+}
+
+export const SAMPLER = defineToken<Sampler>('SamplerV1');
+/** Custom processors (resolveAll); each decides per request whether it applies. */
+export const LOGITS_PROCESSORS = defineToken<LogitsProcessor>('LogitsProcessorV1');

@@ -1,0 +1,86 @@
+import type { FinishReason, ForwardBatch, SamplingParams } from '@ferrum/types';
+import { defineToken, type SpecificationVersion } from './injection-token.js';
+import type { KvSwapPlan } from './kv-cache-manager.js';
+
+/** Life-cycle states of a sequence (DESIGN.md §3). */
+export type SequenceState = 'waiting' | 'prefilling' | 'decoding' | 'preempted' | 'finished' | 'aborted';
+
+/** A request as the scheduler sees it. */
+export interface SequenceRequest {
+  /** Unique id of the request; its sequences are `requestId` (n = 1) or `${requestId}#${i}` (n > 1). */
+  readonly requestId: string;
+  readonly promptTokenIds: Int32Array;
+  readonly sampling: SamplingParams;
+  /** Lower runs first. */
+  readonly priority: number;
+  /** Monotonic arrival time (ms); ties in priority go to the earlier arrival. */
+  readonly arrivalTimeMs: number;
+  /** Token ids that end the sequence (model EOS ids plus the request's stop ids). */
+  readonly eosTokenIds: readonly number[];
+}
+
+/** What a step did to one sequence, returned by {@link Scheduler.complete}. */
+export interface SequenceUpdate {
+  readonly requestId: string;
+  readonly seqId: string;
+  /** Index of the sequence among the request's `n`. */
+  readonly index: number;
+  /** Token appended this step (-1 when the step only advanced a prefill chunk). */
+  readonly tokenId: number;
+  /** Position of the sampled row in the step's `ForwardResult.tokens`, or -1. */
+  readonly sampleIndex: number;
+  /** Set when the sequence finished this step (EOS / stop id → `stop`, token limit → `length`). */
+  readonly finishReason?: FinishReason;
+}
+
+/**
+ * One planned step. Everything in it is valid until the next `schedule()` call: the batch's typed arrays
+ * are the scheduler's preallocated buffers.
+ */
+export interface ScheduledStep {
+  readonly batch: ForwardBatch;
+  /** Copies the runtime must run before `forward`: swap-ins of resumed sequences. */
+  readonly swapIn: readonly KvSwapPlan[];
+  /** Copies the runtime must run before `forward` (and before `swapIn`): swap-outs of preempted sequences. */
+  readonly swapOut: readonly KvSwapPlan[];
+  /** Sequences preempted while planning this step (recompute or swap). */
+  readonly preempted: readonly string[];
+  /** Sequence ids in batch order (sequence b of the batch is `seqIds[b]`). */
+  readonly seqIds: readonly string[];
+}
+
+/** Counters of a scheduler. */
+export interface SchedulerStats {
+  readonly numWaiting: number;
+  readonly numRunning: number;
+  readonly numSwapped: number;
+  readonly numPreemptions: number;
+}
+
+/**
+ * Continuous-batching policy: decides which sequences run each step and how many of their tokens, and
+ * builds the {@link ForwardBatch}. Owns sequence state; asks the KvCacheManager for slots.
+ */
+export interface Scheduler {
+  readonly specificationVersion: SpecificationVersion;
+  /** Queue a request. Throws FerrumError `queue_full` or `context_length_exceeded`. */
+  add(request: SequenceRequest): void;
+  /** Abort every sequence of a request in any live state, freeing its KV at once. Returns false if unknown. */
+  abort(requestId: string): boolean;
+  /** Finish one sequence early (e.g. a stop string matched), freeing or caching its KV. */
+  finish(seqId: string, reason: FinishReason): void;
+  /** Plan the next step, or null when nothing can run. */
+  schedule(): ScheduledStep | null;
+  /**
+   * Apply a finished step: `tokenIds[i]` is the token sampled for `step.batch.sampleRows[i]`. Appends tokens,
+   * commits KV to the prefix cache, detects EOS / length, frees finished sequences.
+   */
+  complete(step: ScheduledStep, tokenIds: Int32Array): readonly SequenceUpdate[];
+  /** State of a sequence, or undefined once it is gone. */
+  stateOf(seqId: string): SequenceState | undefined;
+  /** True while any sequence is waiting, running or swapped. */
+  hasWork(): boolean;
+  stats(): SchedulerStats;
+}
+
+export const SCHEDULER = defineToken<Scheduler>('SchedulerV1');

@@ -1,0 +1,39 @@
+import type { ChatMessage, ChatTool } from '@ferrum/types';
+import { defineToken, type SpecificationVersion } from './injection-token.js';
+
+/** Options of {@link Tokenizer.applyChatTemplate}. */
+export interface ChatTemplateOptions {
+  readonly tools?: readonly ChatTool[];
+  /** End the prompt with the assistant turn's header. Default true. */
+  readonly addGenerationPrompt?: boolean;
+  /** Name of one of several templates in `tokenizer_config.json` (e.g. `tool_use`). */
+  readonly templateName?: string;
+  /** Extra template variables (`enable_thinking`, ...). */
+  readonly kwargs?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Incremental detokenizer of one sequence: returns only complete UTF-8 text, and the concatenation of
+ * every `push` result plus `flush()` equals `decode(all ids)`.
+ */
+export interface DecodeStream {
+  /** Feed one generated token; returns the text it completes (may be ""). */
+  push(tokenId: number): string;
+  /** Text still held back (an incomplete character at the end). */
+  flush(): string;
+}
+
+/** Text in, ids out, and back, as the Hugging Face stack does for the served model. */
+export interface Tokenizer {
+  readonly specificationVersion: SpecificationVersion;
+  readonly vocabSize: number;
+  readonly eosTokenIds: readonly number[];
+  readonly bosTokenId: number | null;
+  encode(text: string, options?: { readonly addSpecialTokens?: boolean }): number[];
+  decode(ids: ArrayLike<number>, options?: { readonly skipSpecialTokens?: boolean }): string;
+  /** Render a chat to the prompt string, exactly as transformers' `apply_chat_template`. */
+  applyChatTemplate(messages: readonly ChatMessage[], options?: ChatTemplateOptions): string;
+  createDecodeStream(options?: { readonly skipSpecialTokens?: boolean }): DecodeStream;
+}
+
+export const TOKENIZER = defineToken<Tokenizer>('TokenizerV1');

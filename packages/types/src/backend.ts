@@ -1,0 +1,79 @@
+import type { DType, ModelConfig } from './model-config.js';
+
+/** Sampling operations a runtime can run on its device. */
+export type DeviceSamplingOp =
+  | 'greedy'
+  | 'temperature'
+  | 'top_k'
+  | 'top_p'
+  | 'min_p'
+  | 'penalties'
+  | 'logit_bias'
+  | 'logprobs';
+
+/**
+ * What the engine may rely on from a backend. A flat record (ggml-style); features follow these fields,
+ * never the backend's name.
+ */
+export interface BackendCapabilities {
+  /** False when the backend cannot run here; `reason` then says why in one line. */
+  readonly available: boolean;
+  readonly reason?: string;
+  /** Human-readable device name ("Intel Xeon (AVX-512, 2 threads)", "NVIDIA H100 80GB"). */
+  readonly device: string;
+  /** Preference among available backends; higher wins, 0 means never pick automatically. */
+  readonly score: number;
+  readonly dtypes: readonly DType[];
+  readonly totalMemoryBytes: number;
+  readonly freeMemoryBytes: number;
+  readonly maxBatchTokens: number;
+  readonly deviceSampling: readonly DeviceSamplingOp[];
+  readonly cudaGraphs: boolean;
+  readonly pagedAttention: boolean;
+  readonly tensorParallelSize: number;
+  /** SIMD or architecture features in use ("avx2", "avx512f", "sm_90a"). */
+  readonly features: readonly string[];
+  /** Backend-specific extras; never relied on by the engine. */
+  readonly backendOptions?: Readonly<Record<string, unknown>>;
+}
+
+/** Where the weights come from. `dummy` fills random weights of the right shapes (benchmarks). */
+export type LoadFormat = 'safetensors' | 'dummy';
+
+/** Everything a backend needs to build a {@link ModelInfo} and its executor. */
+export interface ModelLoadSpec {
+  /** Directory with `config.json` and `*.safetensors` (may hold only `config.json` for `dummy`). */
+  readonly modelDir: string;
+  readonly config: ModelConfig;
+  readonly loadFormat: LoadFormat;
+  /** Compute dtype; defaults to the backend's best for the checkpoint. */
+  readonly dtype?: DType;
+  /** Size of the KV token pool in tokens; when absent the backend sizes it from memory. */
+  readonly maxKvTokens?: number;
+  /** Fraction of device memory the backend may use (weights + KV + workspaces). */
+  readonly gpuMemoryUtilization?: number;
+  /** Upper bound on tokens per forward (sizes workspaces). */
+  readonly maxBatchTokens: number;
+  /** Upper bound on sequences per forward. */
+  readonly maxBatchSeqs: number;
+  /** Seed of dummy weights. */
+  readonly seed?: number;
+  /** Worker threads for CPU backends; 0 means all cores. */
+  readonly numThreads?: number;
+  /** Backend-specific knobs. */
+  readonly backendOptions?: Readonly<Record<string, unknown>>;
+}
+
+/** Facts about a loaded model. */
+export interface ModelInfo {
+  readonly config: ModelConfig;
+  /** dtype the weights are held in on the device. */
+  readonly weightDtype: DType;
+  /** Number of KV slots in the device pool (one slot = one token of every layer). */
+  readonly numKvSlots: number;
+  /** Number of KV slots in the host swap tier (0 when the backend has none). */
+  readonly numHostKvSlots: number;
+  readonly maxBatchTokens: number;
+  readonly maxBatchSeqs: number;
+  readonly backend: string;
+}

@@ -1,0 +1,26 @@
+export type {
+  BackendCapabilities,
+  DeviceSamplingOp,
+  LoadFormat,
+  ModelInfo,
+  ModelLoadSpec,
+} from './backend.js';
+export type { ChatMessage, ChatTool, ChatToolCall } from './chat.js';
+export { FerrumError, type FerrumErrorCode, isFerrumError } from './errors.js';
+export type { ForwardBatch, ForwardResult, RowSampling } from './forward-batch.js';
+export type {
+  EngineStatus,
+  FinishReason,
+  GenerateChunk,
+  GenerateRequest,
+  PromptInput,
+  TokenLogprob,
+  Usage,
+} from './generate.js';
+export type { DType, ModelArchitecture, ModelConfig, RopeConfig } from './model-config.js';
+export {
+  DEFAULT_SAMPLING_PARAMS,
+  isGreedy,
+  resolveSamplingParams,
+  type SamplingParams,
+} from './sampling-params.js';
