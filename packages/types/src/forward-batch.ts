@@ -5,6 +5,8 @@ import type { SamplingParams } from './sampling-params.js';
  * runtime can run it on the device.
  */
 export interface RowSampling {
+  /** Request the row belongs to (custom logits processors key their state on it). */
+  readonly requestId: string;
   /** Parameters of the request this row belongs to. */
   readonly params: SamplingParams;
   /**
