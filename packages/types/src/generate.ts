@@ -3,8 +3,13 @@ import type { SamplingParams } from './sampling-params.js';
 /** Why a sequence ended. */
 export type FinishReason = 'stop' | 'length' | 'abort' | 'error';
 
-/** Prompt of a request: text (tokenized by the engine) or token ids. */
-export type PromptInput = { readonly text: string } | { readonly tokenIds: readonly number[] };
+/**
+ * Prompt of a request: text (tokenized by the engine; special tokens such as BOS are added unless
+ * `addSpecialTokens` is false, e.g. for an already rendered chat template) or token ids.
+ */
+export type PromptInput =
+  | { readonly text: string; readonly addSpecialTokens?: boolean }
+  | { readonly tokenIds: readonly number[] };
 
 /** One request to an {@link InferenceEngine}. */
 export interface GenerateRequest {
