@@ -1,1 +1,1 @@
-export {};
+export { createMetalBackend, metalUnavailableReason } from './metal-backend.js';
