@@ -11,6 +11,12 @@ export class ConfigFields {
     readonly source: string,
   ) {}
 
+  /** The key is present, even if null. */
+  declares(key: string): boolean {
+    return this.raw[key] !== undefined;
+  }
+
+  /** The key is present and not null. */
   has(key: string): boolean {
     return this.raw[key] !== undefined && this.raw[key] !== null;
   }

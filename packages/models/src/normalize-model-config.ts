@@ -101,7 +101,8 @@ export function normalizeModelConfig(raw: Record<string, unknown>, source = 'con
       { details: { file: source } },
     );
   }
-  const eosTokenIds = fields.has('eos_token_id')
+  // An explicit null means "none" (transformers keeps None); only an absent key takes the family default.
+  const eosTokenIds = fields.declares('eos_token_id')
     ? fields.tokenIds('eos_token_id')
     : defaults.eosTokenId === null
       ? []
@@ -124,7 +125,7 @@ export function normalizeModelConfig(raw: Record<string, unknown>, source = 'con
     qkNorm: architecture === 'qwen3',
     tieWordEmbeddings: fields.bool('tie_word_embeddings', false),
     maxPositionEmbeddings: contextLimit(fields, architecture, defaults.maxPositionEmbeddings),
-    bosTokenId: fields.has('bos_token_id') ? fields.tokenId('bos_token_id') : defaults.bosTokenId,
+    bosTokenId: fields.declares('bos_token_id') ? fields.tokenId('bos_token_id') : defaults.bosTokenId,
     eosTokenIds,
     dtype: parseDtype(fields),
   };
@@ -188,7 +189,7 @@ function slidingWindow(fields: ConfigFields, architecture: ModelArchitecture): n
   if (architecture === 'llama') return null;
   if (architecture === 'mistral') {
     // MistralConfig defaults the window to 4096 when the key is absent; null disables it.
-    if (fields.value('sliding_window') === undefined) return 4096;
+    if (!fields.declares('sliding_window')) return 4096;
     return fields.has('sliding_window') ? fields.int('sliding_window', 0) : null;
   }
   // Qwen2/Qwen3 slide only with use_sliding_window, on layers listed as sliding (or past max_window_layers).
