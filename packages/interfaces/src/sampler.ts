@@ -7,6 +7,11 @@ export interface LogitsContext {
   readonly params: SamplingParams;
   readonly promptTokenIds: Int32Array;
   readonly outputTokenIds: Int32Array;
+  /**
+   * The model's EOS token ids (`ModelConfig.eosTokenIds`), which `params.minTokens` masks (with
+   * `params.stopTokenIds`) until reached, unless `params.ignoreEos`. Absent means none.
+   */
+  readonly eosTokenIds?: readonly number[];
 }
 
 /**
@@ -25,16 +30,26 @@ export interface LogitsProcessor {
 /** One row handed to a {@link Sampler}. */
 export interface SamplerRow {
   readonly context: LogitsContext;
-  /** 32-bit seed; draws are a pure function of (seed, outputTokenIds.length). */
+  /**
+   * 32-bit seed (`seed >>> 0` is used); draws are a pure function of (seed, outputTokenIds.length), as
+   * `seededUniform` of `@ferrum/sampler` defines.
+   */
   readonly seed: number;
 }
 
 /** Output of a {@link Sampler} for R rows. Arrays are owned by the sampler and valid until its next call. */
 export interface SamplerOutput {
   readonly tokenIds: Int32Array;
-  /** Log-probability of each chosen token, per `params.logprobsMode`. */
+  /**
+   * Log-probability of each chosen token, per `params.logprobsMode`; NaN for rows whose `params.logprobs` is
+   * null (not computed, which saves passes over the vocabulary).
+   */
   readonly logprobs: Float32Array;
-  /** Per row: the `params.logprobs` most likely tokens and their log-probabilities, when asked. */
+  /**
+   * Per row: the `params.logprobs` most likely tokens and their log-probabilities (same mode), best first,
+   * ties to the lower id; tokens of probability 0 (masked or truncated away) are not listed, so a row may
+   * hold fewer. Null for rows whose `params.logprobs` is null.
+   */
   readonly topLogprobs: readonly (readonly { readonly tokenId: number; readonly logprob: number }[] | null)[];
 }
 

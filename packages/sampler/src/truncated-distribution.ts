@@ -1,0 +1,168 @@
+import type { SamplingParams } from '@ferrum/types';
+import { FerrumError } from '@ferrum/types';
+import { LogitHistogram } from './logit-histogram.js';
+import { TopKThreshold } from './top-k-threshold.js';
+
+/** Options of a {@link TruncatedDistribution}. */
+export interface TruncatedDistributionOptions {
+  /** Buckets of the histograms that find the top-k and top-p thresholds (default 4096). */
+  readonly numBuckets?: number;
+}
+
+/**
+ * The distribution one row is sampled from after temperature and truncation, held as the kept token ids
+ * (ascending) and their unnormalized weights `w = exp((l - max) / T)`, with `l` the row's processed logit.
+ *
+ * Truncation follows vLLM v1: temperature, then min-p, then top-k, then top-p over the mass that min-p
+ * and top-k left (renormalized). Every rule keeps an upper set of the row, ties included:
+ * - min-p keeps `w >= minP` (`p >= minP × p_max`);
+ * - top-k keeps `l >= ` the k-th largest logit;
+ * - top-p keeps a token iff the mass of tokens with a strictly larger logit is `< topP × mass`.
+ *
+ * Scratch (ids, weights, histograms) is sized to the vocabulary once and reused; nothing is sorted except
+ * the one histogram bucket that holds each threshold.
+ */
+export class TruncatedDistribution {
+  /** Kept token ids, ascending; valid for `[0, count)`. */
+  ids = new Int32Array(0);
+  /** Weights of the kept ids, same order. */
+  weights = new Float64Array(0);
+  /** Number of kept ids. */
+  count = 0;
+  /** Sum of the kept weights, in id order. */
+  total = 0;
+  private max = 0;
+  private temperature = 1;
+  private readonly topK: TopKThreshold;
+  private readonly massHistogram: LogitHistogram;
+  private readonly before = new Float64Array(1);
+  private order = new Int32Array(0);
+
+  constructor(options: TruncatedDistributionOptions = {}) {
+    this.topK = new TopKThreshold(options.numBuckets);
+    this.massHistogram = new LogitHistogram(options.numBuckets);
+  }
+
+  /**
+   * Build the kept set of `row` (processed logits, not yet divided by the temperature) for
+   * `params.temperature > 0`, `topK`, `topP` and `minP`. Does not modify `row`.
+   * @throws FerrumError `invalid_argument` when every entry of the row is -Infinity.
+   */
+  build(row: Float32Array, params: SamplingParams): void {
+    this.ensureCapacity(row.length);
+    let max = Number.NEGATIVE_INFINITY;
+    let min = Number.POSITIVE_INFINITY;
+    let numFinite = 0;
+    for (let i = 0; i < row.length; i++) {
+      const value = row[i];
+      if (value > Number.NEGATIVE_INFINITY) {
+        numFinite++;
+        if (value > max) max = value;
+        if (value < min) min = value;
+      }
+    }
+    if (numFinite === 0) {
+      throw new FerrumError('invalid_argument', 'every token is masked: nothing is left to sample');
+    }
+    this.max = max;
+    this.temperature = params.temperature;
+    const k = params.topK;
+    const floor = k > 0 && k < numFinite ? this.topK.compute(row, k, max, min) : min;
+    this.collect(row, floor, params.minP);
+    if (params.topP < 1) this.applyTopP(row, params.topP);
+  }
+
+  /** Log-probability of a kept id with processed logit `logit` under the truncated distribution. */
+  logprobOf(logit: number): number {
+    return (logit - this.max) / this.temperature - Math.log(this.total);
+  }
+
+  /**
+   * Inverse-CDF draw: the first kept id (ascending) at which the running sum of weights exceeds `u × total`.
+   * @param u uniform in [0, 1).
+   */
+  draw(u: number): number {
+    const target = u * this.total;
+    let cumulative = 0;
+    for (let j = 0; j < this.count; j++) {
+      cumulative += this.weights[j];
+      if (cumulative > target) return this.ids[j];
+    }
+    // Only reachable when u × total rounds up to total: take the last id with positive weight.
+    let j = this.count - 1;
+    while (j > 0 && this.weights[j] === 0) j--;
+    return this.ids[j];
+  }
+
+  /** Keep ids with `logit >= floor` (top-k) and `w >= minP`; fills ids, weights, count and total. */
+  private collect(row: Float32Array, floor: number, minP: number): void {
+    const { ids, weights, max, temperature } = this;
+    // exp(s) < minP for sure below this bound, so those entries skip the exp (min-p's fast reject).
+    const skipBelow = minP > 0 ? Math.log(minP) - 1e-9 : Number.NEGATIVE_INFINITY;
+    let count = 0;
+    let total = 0;
+    for (let i = 0; i < row.length; i++) {
+      const value = row[i];
+      if (!(value >= floor)) continue;
+      const scaled = (value - max) / temperature;
+      if (scaled < skipBelow) continue;
+      const weight = Math.exp(scaled);
+      if (weight < minP) continue;
+      ids[count] = i;
+      weights[count] = weight;
+      count++;
+      total += weight;
+    }
+    this.count = count;
+    this.total = total;
+  }
+
+  /** Nucleus: keep the smallest upper set (ties included) holding at least `topP` of the kept mass. */
+  private applyTopP(row: Float32Array, topP: number): void {
+    const { ids, weights, massHistogram: histogram } = this;
+    let min = Number.POSITIVE_INFINITY;
+    for (let j = 0; j < this.count; j++) if (row[ids[j]] < min) min = row[ids[j]];
+    histogram.reset(this.max, min);
+    for (let j = 0; j < this.count; j++) histogram.totals[histogram.bucketOf(row[ids[j]])] += weights[j];
+    const target = topP * this.total;
+    const bucket = histogram.findBucket(target, this.before);
+    // Members of the boundary bucket, largest logit first.
+    let numMembers = 0;
+    for (let j = 0; j < this.count; j++) {
+      if (histogram.bucketOf(row[ids[j]]) === bucket) this.order[numMembers++] = j;
+    }
+    const members = this.order.subarray(0, numMembers).sort((a, b) => row[ids[b]] - row[ids[a]]);
+    // Walk groups of equal logit; `above` is the mass of strictly larger logits.
+    let above = this.before[0];
+    let threshold = Number.POSITIVE_INFINITY;
+    for (let q = 0; q < numMembers && above < target; ) {
+      threshold = row[ids[members[q]]];
+      while (q < numMembers && row[ids[members[q]]] === threshold) above += weights[members[q++]];
+    }
+    this.keepAtLeast(row, threshold);
+  }
+
+  /** Drop kept ids whose logit is below `threshold`; recompute the total in id order. */
+  private keepAtLeast(row: Float32Array, threshold: number): void {
+    const { ids, weights } = this;
+    let count = 0;
+    let total = 0;
+    for (let j = 0; j < this.count; j++) {
+      if (row[ids[j]] >= threshold) {
+        ids[count] = ids[j];
+        weights[count] = weights[j];
+        total += weights[j];
+        count++;
+      }
+    }
+    this.count = count;
+    this.total = total;
+  }
+
+  private ensureCapacity(vocabSize: number): void {
+    if (this.ids.length >= vocabSize) return;
+    this.ids = new Int32Array(vocabSize);
+    this.weights = new Float64Array(vocabSize);
+    this.order = new Int32Array(vocabSize);
+  }
+}
