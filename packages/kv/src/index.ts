@@ -1,1 +1,1 @@
-export {};
+export { createKvCacheManager, type KvCacheManagerOptions } from './kv-cache-manager.js';
