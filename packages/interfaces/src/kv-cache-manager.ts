@@ -17,7 +17,10 @@ export interface KvCacheStats {
   readonly numEvictedSlots: number;
 }
 
-/** Copies the runtime must perform (through `KvStorage`) to carry out a swap. */
+/**
+ * Copies the runtime must perform (through `KvStorage`) to carry out a swap: slot `deviceSlots[i]` pairs
+ * with `hostSlots[i]`. Fresh arrays owned by the caller; the manager never reuses them.
+ */
 export interface KvSwapPlan {
   readonly deviceSlots: Int32Array;
   readonly hostSlots: Int32Array;
@@ -28,6 +31,9 @@ export interface KvSwapPlan {
  * Keeps a radix tree over token ids for prefix reuse, with reference counts and LRU eviction.
  *
  * A sequence's slot list is `slotsOf(id)`: position p of the sequence lives in slot `slotsOf(id)[p]`.
+ *
+ * Unknown sequence ids throw FerrumError `not_found`; using a swapped-out sequence where device slots are
+ * needed (`allocate`, `slotsOf`, `commit`, `fork`, `swapOut`) throws `invalid_argument`.
  */
 export interface KvCacheManager {
   readonly specificationVersion: SpecificationVersion;
@@ -39,6 +45,7 @@ export interface KvCacheManager {
    * Register a sequence and match the longest cached prefix of `tokenIds` (its prompt). The matched slots
    * become the sequence's first slots and are locked against eviction. Returns how many tokens matched;
    * at least one prompt token is always left uncached so the step that computes it yields logits.
+   * Throws `invalid_argument` for a duplicate id or an empty prompt.
    */
   addSequence(seqId: string, tokenIds: ArrayLike<number>): number;
   /** Whether `numTokens` more slots can be given to `seqId` now (evicting if needed). Does not modify. */
@@ -52,21 +59,41 @@ export interface KvCacheManager {
   slotsOf(seqId: string): Int32Array;
   /**
    * Record that the first `tokenIds.length` positions of the sequence hold computed KV for these ids,
-   * making them shareable through the prefix cache.
+   * making them shareable through the prefix cache. Call it for in-progress sequences too (e.g. after
+   * each step); `tokenIds` must agree with what was committed or matched before.
+   *
+   * Where the cache already holds the same tokens in other slots, the sequence switches to the cached
+   * slots and its own return to the free list, so `slotsOf` may change for committed positions.
+   * Positions whose slots are still shared with a fork relative (allocated before `fork` and not
+   * committed before it) are shared only once no relative holds them; commit before forking for reuse.
    */
   commit(seqId: string, tokenIds: ArrayLike<number>): void;
-  /** Make `childId` share all of `parentId`'s slots (reference-counted), for `n > 1`. */
+  /**
+   * Make `childId` share all of `parentId`'s slots (reference-counted), for `n > 1`. The child inherits
+   * the parent's committed tokens; slots either allocates later are its own. Either may be freed first.
+   */
   fork(parentId: string, childId: string): void;
   /**
    * Drop the sequence. With `cache` (default true) its committed tokens stay in the prefix cache,
-   * unreferenced and evictable; everything else returns to the free list.
+   * unreferenced and evictable; everything else returns to the free list. With `cache: false` nothing
+   * more enters the cache: what earlier `commit` calls shared stays cached (other sequences may use it),
+   * every slot still private to the sequence is freed. Works for swapped-out sequences (host slots freed).
    */
   free(seqId: string, options?: { readonly cache?: boolean }): void;
-  /** Plan moving the sequence's slots to the host tier; its device slots are freed. */
+  /**
+   * Plan moving the sequence's private slots (those after its cached prefix) to the host tier and free
+   * them on the device. The cached prefix stays on the device, locked, so swapping in only restores the
+   * private part. Throws `kv_exhausted` (details `tier: 'host'`) when the host tier lacks room.
+   */
   swapOut(seqId: string): KvSwapPlan;
+  /** Whether `swapOut(seqId)` would succeed now (a device-resident sequence and enough host slots). */
+  canSwapOut(seqId: string): boolean;
   /** Whether the swapped-out sequence can come back now. Does not modify. */
   canSwapIn(seqId: string): boolean;
-  /** Plan bringing the sequence back to fresh device slots; its host slots are freed. */
+  /**
+   * Plan bringing the sequence back to fresh device slots (evicting cached ones if needed); its host
+   * slots are freed. Throws `kv_exhausted` when the device pool cannot supply them.
+   */
   swapIn(seqId: string): KvSwapPlan;
   stats(): KvCacheStats;
   /** Throws when any slot is not exactly one of: free, cached, or owned (counting references). */
