@@ -14,7 +14,8 @@ export interface ChatTemplateOptions {
 
 /**
  * Incremental detokenizer of one sequence: returns only complete UTF-8 text, and the concatenation of
- * every `push` result plus `flush()` equals `decode(all ids)`.
+ * every `push` result plus `flush()` equals `decode(all ids, { skipSpecialTokens })` without
+ * transformers' clean-up of tokenization spaces (which streaming never applies, as in vLLM).
  */
 export interface DecodeStream {
   /** Feed one generated token; returns the text it completes (may be ""). */
@@ -29,10 +30,24 @@ export interface Tokenizer {
   readonly vocabSize: number;
   readonly eosTokenIds: readonly number[];
   readonly bosTokenId: number | null;
+  /** Token ids of `text`; `addSpecialTokens` (default true) adds BOS/EOS as the model's tokenizer does. */
   encode(text: string, options?: { readonly addSpecialTokens?: boolean }): number[];
-  decode(ids: ArrayLike<number>, options?: { readonly skipSpecialTokens?: boolean }): string;
+  /**
+   * Optional: `encode` without blocking the event loop (tokenization on another thread). Callers on a
+   * server's event loop prefer it when present.
+   */
+  encodeAsync?(text: string, options?: { readonly addSpecialTokens?: boolean }): Promise<number[]>;
+  /**
+   * Text of `ids`; `skipSpecialTokens` defaults to false. `cleanUpTokenizationSpaces` (transformers'
+   * `clean_up_tokenization_spaces`) defaults to the model's setting.
+   */
+  decode(
+    ids: ArrayLike<number>,
+    options?: { readonly skipSpecialTokens?: boolean; readonly cleanUpTokenizationSpaces?: boolean },
+  ): string;
   /** Render a chat to the prompt string, exactly as transformers' `apply_chat_template`. */
   applyChatTemplate(messages: readonly ChatMessage[], options?: ChatTemplateOptions): string;
+  /** A new per-sequence incremental detokenizer; `skipSpecialTokens` defaults to false. */
   createDecodeStream(options?: { readonly skipSpecialTokens?: boolean }): DecodeStream;
 }
 
