@@ -1,6 +1,7 @@
 import type { DType, ModelConfig } from '@ferrum/types';
 import { dtypeBytes } from './dtype-bytes.js';
 import { expectedTensors } from './expected-tensors.js';
+import type { TensorSpec } from './tensor-entry.js';
 
 /**
  * Number of parameters of a model of this config, embeddings included and a tied `lm_head` counted once
@@ -21,4 +22,6 @@ export function weightBytes(config: ModelConfig, dtype: DType): number {
  * The tensors `loadFormat: "dummy"` must create: exactly {@link expectedTensors} (runtimes fill them
  * natively from the seed, so JS produces names and shapes only).
  */
-export const dummyTensorSpecs = expectedTensors;
+export function dummyTensorSpecs(config: ModelConfig): TensorSpec[] {
+  return expectedTensors(config);
+}

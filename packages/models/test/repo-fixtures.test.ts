@@ -88,7 +88,13 @@ describe('repo tiny models (fixtures/tiny-models)', () => {
       expect(tokenizerConfig.chat_template).toContain('<|im_start|>');
       const tokenizer = JSON.parse(await readFile(path.join(dir, 'tokenizer.json'), 'utf8'));
       expect(Object.keys(tokenizer.model.vocab)).toHaveLength(512);
-    expect(tokenizer.added_tokens.map((t: { content: string }) => t.content)).toEqual(['<pad>', '<s>', '</s>', '<|im_start|>', '<|im_end|>']);
+      expect(tokenizer.added_tokens.map((t: { content: string }) => t.content)).toEqual([
+        '<pad>',
+        '<s>',
+        '</s>',
+        '<|im_start|>',
+        '<|im_end|>',
+      ]);
 
       const golden = await readGoldenStructure(dir, config.vocabSize);
       expect(golden.greedyLengths).toEqual([24, 24, 24, 24]);
