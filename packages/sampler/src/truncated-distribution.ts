@@ -3,6 +3,9 @@ import { FerrumError } from '@ferrum/types';
 import { LogitHistogram } from './logit-histogram.js';
 import { TopKThreshold } from './top-k-threshold.js';
 
+/** `Math.exp(x)` is exactly 0 for every x below this. */
+const EXP_UNDERFLOW = -746;
+
 /** Options of a {@link TruncatedDistribution}. */
 export interface TruncatedDistributionOptions {
   /** Buckets of the histograms that find the top-k and top-p thresholds (default 4096). */
@@ -15,6 +18,7 @@ export interface TruncatedDistributionOptions {
  *
  * Truncation follows vLLM v1: temperature, then min-p, then top-k, then top-p over the mass that min-p
  * and top-k left (renormalized). Every rule keeps an upper set of the row, ties included:
+ * - tokens whose weight underflows to 0 (probability 0 in double precision) are dropped;
  * - min-p keeps `w >= minP` (`p >= minP × p_max`);
  * - top-k keeps `l >= ` the k-th largest logit;
  * - top-p keeps a token iff the mass of tokens with a strictly larger logit is `< topP × mass`.
@@ -97,8 +101,9 @@ export class TruncatedDistribution {
   /** Keep ids with `logit >= floor` (top-k) and `w >= minP`; fills ids, weights, count and total. */
   private collect(row: Float32Array, floor: number, minP: number): void {
     const { ids, weights, max, temperature } = this;
-    // exp(s) < minP for sure below this bound, so those entries skip the exp (min-p's fast reject).
-    const skipBelow = minP > 0 ? Math.log(minP) - 1e-9 : Number.NEGATIVE_INFINITY;
+    // Below this bound exp(s) is surely < minP, or 0 in double precision: skip the exp. Tokens whose
+    // weight is 0 have probability 0 and are not kept.
+    const skipBelow = minP > 0 ? Math.log(minP) - 1e-9 : EXP_UNDERFLOW;
     let count = 0;
     let total = 0;
     for (let i = 0; i < row.length; i++) {
@@ -107,7 +112,7 @@ export class TruncatedDistribution {
       const scaled = (value - max) / temperature;
       if (scaled < skipBelow) continue;
       const weight = Math.exp(scaled);
-      if (weight < minP) continue;
+      if (weight === 0 || weight < minP) continue;
       ids[count] = i;
       weights[count] = weight;
       count++;

@@ -105,7 +105,7 @@ export function validateSamplingParams(params: SamplingParams, limits: SamplingP
   if (params.allowedTokenIds !== null && params.bannedTokenIds !== null) {
     const banned = new Set(params.bannedTokenIds);
     if (params.allowedTokenIds.every((id) => banned.has(id))) {
-      fail('bannedTokenIds', 'leave at least one of allowedTokenIds samplable', 'all allowed ids banned');
+      fail('bannedTokenIds', 'a set that leaves one of allowedTokenIds samplable', 'every allowed id banned');
     }
   }
 }
