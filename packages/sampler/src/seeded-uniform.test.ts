@@ -34,7 +34,8 @@ describe('seededUniform', () => {
       4593380528125082431n,
       16408922859458223821n,
     ];
-    seed1234567.forEach((z, counter) => expect(seededUniform(1234567, counter)).toBe(toUniform(z)));
+    for (const [counter, z] of seed1234567.entries())
+      expect(seededUniform(1234567, counter)).toBe(toUniform(z));
   });
 
   it('equals the counter-th SplitMix64 output for any seed and counter', () => {

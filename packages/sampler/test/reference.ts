@@ -26,7 +26,7 @@ export function randomLogits(vocabSize: number, seed: number, scale = 3): Float3
 
 export function logSoftmax(values: readonly number[]): number[] {
   const finite = values.filter((v) => v > Number.NEGATIVE_INFINITY);
-  const max = finite.reduce((m, v) => (v > m ? v : m), Number.NEGATIVE_INFINITY);
+  const max = finite.reduce((m, v) => Math.max(m, v), Number.NEGATIVE_INFINITY);
   const lse = max + Math.log(finite.reduce((s, v) => s + Math.exp(v - max), 0));
   return values.map((v) => v - lse);
 }
@@ -89,7 +89,7 @@ export function referenceDistribution(
   let scaled = processed.map((v) => v / p.temperature);
   if (p.minP > 0) {
     const probs = softmax(scaled);
-    const pmax = probs.reduce((m, v) => (v > m ? v : m), 0);
+    const pmax = probs.reduce((m, v) => Math.max(m, v), 0);
     scaled = scaled.map((v, i) => {
       if (v === ninf) return v;
       margin = Math.min(margin, Math.abs(probs[i] / pmax - p.minP));
