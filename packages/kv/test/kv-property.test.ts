@@ -6,11 +6,15 @@ import { createKvCacheManager } from '../src/index.js';
 import { ReferenceKvModel } from './reference-kv-model.js';
 
 type Op =
-  | { kind: 'add' | 'probe' | 'prefill'; prompt: number[] }
+  | { kind: 'add'; prompt: number[] }
+  | { kind: 'probe'; prompt: number[] }
+  | { kind: 'prefill'; prompt: number[] }
   | { kind: 'allocate'; pick: number; count: number }
   | { kind: 'commit'; pick: number; percent: number; fresh: number[] }
   | { kind: 'free'; pick: number; cache: boolean }
-  | { kind: 'fork' | 'swapOut' | 'swapIn'; pick: number };
+  | { kind: 'fork'; pick: number }
+  | { kind: 'swapOut'; pick: number }
+  | { kind: 'swapIn'; pick: number };
 
 // A three-letter alphabet and short prompts make shared prefixes, splits and duplicates common.
 const tokens = (min: number, max: number) =>
@@ -60,15 +64,33 @@ class Harness {
   ) {}
 
   apply(o: Op): void {
-    if (o.kind === 'add' || o.kind === 'probe') this.add(o.prompt, o.kind === 'probe');
-    else if (o.kind === 'prefill') this.prefill(o.prompt);
-    else if (o.kind === 'allocate') this.withSequence(o.pick, false, (id) => void this.allocate(id, o.count));
-    else if (o.kind === 'commit')
-      this.withSequence(o.pick, false, (id) => this.commit(id, o.percent, o.fresh));
-    else if (o.kind === 'free') this.withSequence(o.pick, null, (id) => this.release(id, o.cache));
-    else if (o.kind === 'fork') this.withSequence(o.pick, false, (id) => this.fork(id));
-    else if (o.kind === 'swapOut') this.withSequence(o.pick, false, (id) => this.swapOut(id));
-    else this.withSequence(o.pick, true, (id) => this.swapIn(id));
+    switch (o.kind) {
+      case 'add':
+      case 'probe':
+        this.add(o.prompt, o.kind === 'probe');
+        break;
+      case 'prefill':
+        this.prefill(o.prompt);
+        break;
+      case 'allocate':
+        this.withSequence(o.pick, false, (id) => this.allocate(id, o.count));
+        break;
+      case 'commit':
+        this.withSequence(o.pick, false, (id) => this.commit(id, o.percent, o.fresh));
+        break;
+      case 'free':
+        this.withSequence(o.pick, null, (id) => this.release(id, o.cache));
+        break;
+      case 'fork':
+        this.withSequence(o.pick, false, (id) => this.fork(id));
+        break;
+      case 'swapOut':
+        this.withSequence(o.pick, false, (id) => this.swapOut(id));
+        break;
+      case 'swapIn':
+        this.withSequence(o.pick, true, (id) => this.swapIn(id));
+        break;
+    }
     this.compare();
   }
 
@@ -134,7 +156,10 @@ class Harness {
   private swapOut(id: string): void {
     const possible = this.ref.canSwapOut(id);
     expect(this.kv.canSwapOut(id)).toBe(possible);
-    if (!possible) return expectExhausted(() => this.kv.swapOut(id));
+    if (!possible) {
+      expectExhausted(() => this.kv.swapOut(id));
+      return;
+    }
     const plan = this.kv.swapOut(id);
     expect(plan.hostSlots.length).toBe(plan.deviceSlots.length);
     this.ref.swapOut(id);
@@ -145,7 +170,10 @@ class Harness {
     const count = seq.length - seq.cached;
     const possible = this.ref.canReserve(count);
     expect(this.kv.canSwapIn(id)).toBe(possible);
-    if (!possible) return expectExhausted(() => this.kv.swapIn(id));
+    if (!possible) {
+      expectExhausted(() => this.kv.swapIn(id));
+      return;
+    }
     const evictedBefore = this.kv.stats().numEvictedSlots;
     expect(this.kv.swapIn(id).deviceSlots.length).toBe(count);
     this.ref.reserve(count, this.kv.stats().numEvictedSlots - evictedBefore);
@@ -153,7 +181,7 @@ class Harness {
   }
 
   /** Run `fn` on a live sequence chosen by `pick`; `swapped` filters (null: any). */
-  private withSequence(pick: number, swapped: boolean | null, fn: (id: string) => void): void {
+  private withSequence(pick: number, swapped: boolean | null, fn: (id: string) => unknown): void {
     const ids = [...this.ref.sequences].filter(([, s]) => swapped === null || (s.cells === null) === swapped);
     if (ids.length > 0) fn(ids[pick % ids.length][0]);
   }
