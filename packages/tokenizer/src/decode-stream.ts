@@ -7,6 +7,12 @@ export interface PieceDecoder {
   isSpecial(id: number): boolean;
   /** Decode vocabulary strings to text with the tokenizer's decoder (no clean-up). */
   decodePieces(pieces: string[]): string;
+  /**
+   * True when text must not be released while `piece` ends the window: sentencepiece byte-fallback tokens
+   * (`<0xE4>`), because the decoder turns a whole run of them into U+FFFD when a later byte makes the run
+   * invalid UTF-8, changing text that would otherwise already be out.
+   */
+  holdsBack(piece: string): boolean;
 }
 
 const REPLACEMENT_CHARACTER = '\uFFFD';
@@ -15,8 +21,9 @@ const REPLACEMENT_CHARACTER = '\uFFFD';
  * Incremental detokenization with a prefix window (TGI's and vLLM's `decode_token`). Each push decodes
  * only the tokens since the last release, twice: the window up to what was already released (the prefix)
  * and the whole window. The difference is released unless it ends in U+FFFD (an incomplete UTF-8
- * character, from byte-level BPE or sentencepiece byte fallback). Decoding the prefix again makes the
- * result independent of decoder steps that look at neighbours (sentencepiece's leading-space strip).
+ * character, from byte-level BPE) or the window ends in a byte-fallback token (see
+ * {@link PieceDecoder.holdsBack}). Decoding the prefix again makes the result independent of decoder steps
+ * that look at neighbours (sentencepiece's leading-space strip).
  *
  * ```
  * window:  [ already released | held back ]   window[0] is the first token of the last released text
@@ -50,7 +57,9 @@ export class IncrementalDecodeStream implements DecodeStream {
   private release(final: boolean): string {
     const text = this.decoder.decodePieces(this.window);
     if (text.length <= this.prefixText.length) return '';
-    if (!final && text.endsWith(REPLACEMENT_CHARACTER)) return '';
+    if (!final && (text.endsWith(REPLACEMENT_CHARACTER) || this.decoder.holdsBack(this.window.at(-1)!))) {
+      return '';
+    }
     const delta = text.slice(this.prefixText.length);
     // The next prefix is what this call released: drop the old prefix pieces.
     this.window.splice(0, this.released);

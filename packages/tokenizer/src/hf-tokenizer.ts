@@ -31,6 +31,8 @@ export interface HfTokenizerParts {
   readonly bosTokenId: number | null;
   readonly modelMaxLength: number | null;
   readonly cleanUpTokenizationSpaces: boolean;
+  /** The decoder has a `ByteFallback` step (sentencepiece `<0xXX>` tokens). */
+  readonly byteFallback: boolean;
   readonly samplingDefaults: Partial<SamplingParams>;
   readonly chatTemplates: ChatTemplateRenderer;
 }
@@ -82,6 +84,7 @@ export class HfTokenizer implements Tokenizer {
       piece: (id) => this.pieces[id],
       isSpecial: (id) => this.special[id] === 1,
       decodePieces: (pieces) => this.decodePieces(pieces),
+      holdsBack: parts.byteFallback ? isByteToken : () => false,
     };
   }
 
@@ -173,4 +176,9 @@ function checkText(text: unknown): void {
   if (typeof text !== 'string') {
     throw new FerrumError('invalid_argument', `text to encode must be a string, got ${typeof text}`);
   }
+}
+
+/** A sentencepiece byte-fallback token such as `<0x0A>`. */
+function isByteToken(piece: string): boolean {
+  return piece.length === 6 && piece.startsWith('<0x') && piece.endsWith('>');
 }

@@ -7,7 +7,11 @@ import { HfTokenizer } from './hf-tokenizer.js';
 import { readChatTemplates } from './read-chat-templates.js';
 import { parseJsonObject, readOptionalJsonObject, readOptionalText } from './read-model-file.js';
 import { parseTokenizerConfig, type TokenizerConfig } from './tokenizer-config.js';
-import { applyTransformersPipeline, type TokenizerJson } from './transformers-pipeline.js';
+import {
+  applyTransformersPipeline,
+  hasByteFallbackDecoder,
+  type TokenizerJson,
+} from './transformers-pipeline.js';
 
 /** Options of {@link loadTokenizer}. */
 export interface LoadTokenizerOptions {
@@ -62,6 +66,7 @@ export async function loadTokenizer(
     bosTokenId: idOf(config.specialTokens.bos_token),
     modelMaxLength: config.modelMaxLength,
     cleanUpTokenizationSpaces: config.cleanUpTokenizationSpaces,
+    byteFallback: hasByteFallbackDecoder(json.decoder),
     samplingDefaults: generation.samplingDefaults,
     chatTemplates: new ChatTemplateRenderer(
       templates,

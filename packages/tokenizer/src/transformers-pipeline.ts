@@ -85,3 +85,11 @@ function tokenId(json: TokenizerJson, token: string): number {
     `special token ${JSON.stringify(token)} is not in the vocabulary`,
   );
 }
+
+/** Whether a `tokenizer.json` decoder (possibly a `Sequence`) has a `ByteFallback` step. */
+export function hasByteFallbackDecoder(decoder: unknown): boolean {
+  if (typeof decoder !== 'object' || decoder === null) return false;
+  const { type, decoders } = decoder as { type?: unknown; decoders?: unknown };
+  if (type === 'ByteFallback') return true;
+  return type === 'Sequence' && Array.isArray(decoders) && decoders.some(hasByteFallbackDecoder);
+}
