@@ -17,6 +17,11 @@ export interface SequenceRequest {
   readonly arrivalTimeMs: number;
   /** Token ids that end the sequence (model EOS ids plus the request's stop ids). */
   readonly eosTokenIds: readonly number[];
+  /**
+   * Ask the runtime for this request's logits on the host (copied into each sampled row's
+   * `RowSampling.needsHostLogits`), e.g. because a custom LogitsProcessor applies. Default false.
+   */
+  readonly needsHostLogits?: boolean;
 }
 
 /** What a step did to one sequence, returned by {@link Scheduler.complete}. */
@@ -45,7 +50,11 @@ export interface ScheduledStep {
   readonly swapOut: readonly KvSwapPlan[];
   /** Sequences preempted while planning this step (recompute or swap). */
   readonly preempted: readonly string[];
-  /** Sequence ids in batch order (sequence b of the batch is `seqIds[b]`). */
+  /**
+   * Sequence ids in batch order (sequence b of the batch is `seqIds[b]`). For `n > 1` the prompt is
+   * prefilled once by a sequence whose id is the request id; it samples its last row once per child
+   * `${requestId}#${i}` (each row with the child's own seed) and forks into them on `complete`.
+   */
   readonly seqIds: readonly string[];
 }
 
@@ -69,14 +78,18 @@ export interface Scheduler {
   abort(requestId: string): boolean;
   /** Finish one sequence early (e.g. a stop string matched), freeing or caching its KV. */
   finish(seqId: string, reason: FinishReason): void;
-  /** Plan the next step, or null when nothing can run. */
+  /**
+   * Plan the next step, or null when nothing can run. A step may have no sequences but swap-outs or
+   * preemptions to carry out. Throws FerrumError `invalid_argument` while the previous step still has
+   * live sequences and was not completed (one step is in flight at a time).
+   */
   schedule(): ScheduledStep | null;
   /**
    * Apply a finished step: `tokenIds[i]` is the token sampled for `step.batch.sampleRows[i]`. Appends tokens,
    * commits KV to the prefix cache, detects EOS / length, frees finished sequences.
    */
   complete(step: ScheduledStep, tokenIds: Int32Array): readonly SequenceUpdate[];
-  /** State of a sequence, or undefined once it is gone. */
+  /** State of a sequence, or undefined once it is gone (ended sequences stay visible until the next `schedule()`). */
   stateOf(seqId: string): SequenceState | undefined;
   /** True while any sequence is waiting, running or swapped. */
   hasWork(): boolean;

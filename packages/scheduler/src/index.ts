@@ -1,1 +1,2 @@
-export {};
+export { createScheduler } from './create-scheduler.js';
+export type { SchedulerOptions } from './scheduler-options.js';

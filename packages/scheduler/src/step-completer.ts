@@ -1,0 +1,99 @@
+import type { SequenceUpdate } from '@ferrum/interfaces';
+import type { FinishReason } from '@ferrum/types';
+import type { Sequence } from './sequence.js';
+import type { SequenceRegistry } from './sequence-registry.js';
+import type { StepPlan } from './step-plan.js';
+
+/**
+ * Applies a computed step: advances each planned sequence, commits its computed tokens to the prefix
+ * cache (see {@link SequenceRegistry.commitsEachStep}), appends sampled tokens (forking `n > 1` prompt
+ * sequences into their children first) and ends sequences that hit a stop id or a length limit.
+ * Sequences that ended while the step ran are skipped.
+ */
+export class StepCompleter {
+  constructor(
+    private readonly registry: SequenceRegistry,
+    private readonly plan: StepPlan,
+  ) {}
+
+  run(tokenIds: Int32Array): SequenceUpdate[] {
+    const { plan } = this;
+    const updates: SequenceUpdate[] = [];
+    for (let b = 0; b < plan.seqs.length; b++) {
+      const seq = plan.seqs[b];
+      if (seq.place !== 'running') continue;
+      seq.numComputed += plan.numNew[b];
+      // A prompt sequence commits before it forks, so its children share the prompt through the cache.
+      if (this.registry.commitsEachStep || seq.children !== null) {
+        this.registry.kv.commit(seq.seqId, seq.tokens.subarray(0, seq.numComputed));
+      }
+      const base = plan.sampleBase[b];
+      if (base < 0) {
+        for (const target of seq.sampleTargets) updates.push(progressUpdate(target));
+      } else if (seq.children !== null) {
+        this.fork(seq, base, plan.numSamples[b], tokenIds, updates);
+      } else {
+        this.append(seq, tokenIds[base], base, updates);
+      }
+    }
+    return updates;
+  }
+
+  /** Give each still-live child the parent's KV and its own sampled token, then drop the parent. */
+  private fork(
+    parent: Sequence,
+    base: number,
+    count: number,
+    tokenIds: Int32Array,
+    out: SequenceUpdate[],
+  ): void {
+    const { kv, running } = this.registry;
+    for (let i = base; i < base + count; i++) {
+      const child = this.plan.sampleTargets[i];
+      if (!child.isLive) continue;
+      kv.fork(parent.seqId, child.seqId);
+      child.parent = null;
+      child.numComputed = parent.numComputed;
+      child.place = 'running';
+      running.insert(child);
+      this.append(child, tokenIds[i], i, out);
+    }
+    this.registry.dropForkedParent(parent);
+  }
+
+  private append(seq: Sequence, tokenId: number, sampleIndex: number, out: SequenceUpdate[]): void {
+    seq.tokens[seq.numTokens++] = tokenId;
+    seq.state = 'decoding';
+    const finishReason = this.finishReasonOf(seq, tokenId);
+    const { requestId } = seq.group.request;
+    if (finishReason === undefined) {
+      out.push({ requestId, seqId: seq.seqId, index: seq.index, tokenId, sampleIndex });
+      return;
+    }
+    this.registry.release(seq, 'finished');
+    out.push({ requestId, seqId: seq.seqId, index: seq.index, tokenId, sampleIndex, finishReason });
+  }
+
+  /**
+   * `stop` for a stop id once `minTokens` are out (checked first: the model did end the text), `length` at
+   * `maxTokens` outputs or `maxModelLen` tokens in all.
+   */
+  private finishReasonOf(seq: Sequence, tokenId: number): FinishReason | undefined {
+    const { sampling } = seq.group.request;
+    const numOutput = seq.numTokens - seq.numPromptTokens;
+    if (numOutput >= sampling.minTokens && seq.group.stopTokenIds.includes(tokenId)) return 'stop';
+    if (numOutput >= sampling.maxTokens || seq.numTokens >= this.registry.options.maxModelLen)
+      return 'length';
+    return undefined;
+  }
+}
+
+function progressUpdate(seq: Sequence): SequenceUpdate {
+  return {
+    requestId: seq.group.request.requestId,
+    seqId: seq.seqId,
+    index: seq.index,
+    tokenId: -1,
+    sampleIndex: -1,
+  };
+}

@@ -1,0 +1,40 @@
+import type { KvCacheManager, Scheduler } from '@ferrum/interfaces';
+import { createKvCacheManager } from '@ferrum/kv';
+import { createScheduler, type SchedulerOptions } from '../../src/index.js';
+import { Harness } from './harness.js';
+import { NaiveKvCacheManager } from './naive-kv-cache-manager.js';
+
+/** Which KvCacheManager a test runs over: the real radix one, or the naive reference without caching. */
+export type KvKind = 'radix' | 'naive';
+
+export interface Setup {
+  readonly kv: KvCacheManager;
+  readonly scheduler: Scheduler;
+  readonly harness: Harness;
+}
+
+/** A scheduler over a fresh pool, with a harness playing the engine. */
+export function setup(
+  options: Partial<SchedulerOptions> & { numSlots: number; numHostSlots?: number; kv?: KvKind },
+): Setup {
+  const { numSlots, numHostSlots = 0, kv: kind = 'radix', ...rest } = options;
+  const kv =
+    kind === 'radix'
+      ? createKvCacheManager({ numSlots, numHostSlots, enablePrefixCaching: true })
+      : new NaiveKvCacheManager(numSlots, numHostSlots);
+  const schedulerOptions: SchedulerOptions = {
+    maxNumSeqs: 8,
+    maxNumBatchedTokens: 32,
+    maxModelLen: Math.min(numSlots, 128),
+    watermark: 0,
+    ...rest,
+  };
+  const scheduler = createScheduler(schedulerOptions, kv);
+  const harness = new Harness(scheduler, kv, schedulerOptions, numHostSlots);
+  return { kv, scheduler, harness };
+}
+
+/** `length` prompt tokens, none of them the fake EOS (0), distinct per `salt`. */
+export function prompt(length: number, salt = 1): number[] {
+  return Array.from({ length }, (_, i) => 1 + ((i * 7 + salt * 13) % 39));
+}
