@@ -1,1 +1,5 @@
-export {};
+export { type CpuBackendOptions, createCpuBackend } from './cpu-backend.js';
+export { CpuModelExecutor } from './cpu-model-executor.js';
+export { defaultHostSlots, defaultKvSlots, kvBytesPerToken } from './kv-slots.js';
+export type { CpuSimdPath, NativeModelDescription } from './native-addon.js';
+export { isDeviceGreedy } from './row-modes.js';

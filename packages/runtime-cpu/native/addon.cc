@@ -1,0 +1,62 @@
+// Module registration: probe(), loadModel() and the NativeModel class.
+#include <napi.h>
+
+#include <memory>
+
+#include "async-task.h"
+#include "cpu-features.h"
+#include "napi-args.h"
+#include "native-error.h"
+#include "native-model.h"
+
+namespace ferrum {
+namespace {
+
+Napi::Array strings(Napi::Env env, const std::vector<std::string>& values) {
+  Napi::Array out = Napi::Array::New(env, values.size());
+  for (uint32_t i = 0; i < values.size(); ++i) out.Set(i, values[i]);
+  return out;
+}
+
+// probe(): { simd, usableSimd, features, numCpus }; cheap and never throws.
+Napi::Value probe(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object out = Napi::Object::New(env);
+  const std::vector<std::string> usable = usableKernelNames();
+  out.Set("simd", usable.front());
+  out.Set("usableSimd", strings(env, usable));
+  out.Set("features", strings(env, cpuFeatures()));
+  out.Set("numCpus", usableCpuCount());
+  return out;
+}
+
+// loadModel(options): Promise<NativeModel>; the weights are read on a libuv thread.
+Napi::Value loadModel(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto options = std::make_shared<ModelOptions>();
+  try {
+    if (!info[0].IsObject()) throw NativeError("invalid_argument", "loadModel needs an options object");
+    *options = parseModelOptions(info[0].As<Napi::Object>());
+  } catch (const NativeError& error) {
+    return rejectedPromise(env, error.code(), error.what());
+  }
+  auto loaded = std::make_shared<std::shared_ptr<Model>>();
+  return AsyncTask::start(
+      env, [options, loaded] { *loaded = std::make_shared<Model>(*options); },
+      [loaded](Napi::Env resultEnv) -> Napi::Value { return NativeModel::wrap(resultEnv, *loaded); }, {});
+}
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  exports.Set("probe", Napi::Function::New(env, probe, "probe"));
+  exports.Set("loadModel", Napi::Function::New(env, loadModel, "loadModel"));
+  NativeModel::define(env, exports);
+  return exports;
+}
+
+}  // namespace
+}  // namespace ferrum
+
+// NODE_API_MODULE pastes its second argument into an identifier, so it must be unqualified.
+static Napi::Object InitFerrumCpu(Napi::Env env, Napi::Object exports) { return ferrum::init(env, exports); }
+
+NODE_API_MODULE(ferrum_cpu, InitFerrumCpu)

@@ -1,0 +1,58 @@
+#include "attention.h"
+
+#include <cmath>
+
+namespace ferrum {
+namespace {
+
+void attendOne(const KernelTable& kernels, const AttentionArgs& a, int token, int kvHead, float* scores) {
+  const BatchView& batch = *a.batch;
+  const int seq = a.tokenSeq[token];
+  const int qBegin = batch.qIndptr.data[seq];
+  const int qLen = batch.qIndptr.data[seq + 1] - qBegin;
+  const int kvBegin = batch.kvIndptr.data[seq];
+  const int kvLen = batch.kvIndptr.data[seq + 1] - kvBegin;
+  const int count = kvLen - qLen + (token - qBegin) + 1;
+  const int32_t* slots = batch.kvIndices.data + kvBegin;
+  const int group = a.numHeads / a.numKvHeads;
+  const int hd = a.headDim;
+  const size_t rowWidth = static_cast<size_t>(a.numHeads) * hd;
+  const float* q = a.q + static_cast<size_t>(token) * rowWidth + static_cast<size_t>(kvHead) * group * hd;
+  float* out = a.out + static_cast<size_t>(token) * rowWidth + static_cast<size_t>(kvHead) * group * hd;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+
+  for (int j = 0; j < count; ++j) {
+    const float* key = a.kv->key(a.layer, slots[j]) + static_cast<size_t>(kvHead) * hd;
+    for (int h = 0; h < group; ++h) scores[static_cast<size_t>(h) * count + j] = kernels.dot(q + h * hd, key, hd) * scale;
+  }
+  for (int h = 0; h < group; ++h) {
+    float* row = scores + static_cast<size_t>(h) * count;
+    float max = row[0];
+    for (int j = 1; j < count; ++j) max = row[j] > max ? row[j] : max;
+    float sum = 0.0f;
+    for (int j = 0; j < count; ++j) {
+      row[j] = std::exp(row[j] - max);
+      sum += row[j];
+    }
+    const float inverse = 1.0f / sum;
+    for (int j = 0; j < count; ++j) row[j] *= inverse;
+    for (int d = 0; d < hd; ++d) out[h * hd + d] = 0.0f;
+  }
+  for (int j = 0; j < count; ++j) {
+    const float* value = a.kv->value(a.layer, slots[j]) + static_cast<size_t>(kvHead) * hd;
+    for (int h = 0; h < group; ++h) kernels.axpy(scores[static_cast<size_t>(h) * count + j], value, out + h * hd, hd);
+  }
+}
+
+}  // namespace
+
+void attention(ThreadPool& pool, const KernelTable& kernels, const AttentionArgs& args) {
+  const int64_t items = static_cast<int64_t>(args.batch->numTokens) * args.numKvHeads;
+  pool.forEachDynamic(items, [&](int64_t item, int thread) {
+    float* scores = args.scratch + static_cast<size_t>(thread) * args.scratchFloatsPerThread;
+    attendOne(kernels, args, static_cast<int>(item / args.numKvHeads), static_cast<int>(item % args.numKvHeads),
+              scores);
+  });
+}
+
+}  // namespace ferrum

@@ -1,0 +1,195 @@
+// Kernel bodies shared by every instruction-set variant, written once over a vector traits type `V`.
+// Include only from a kernels-<isa>.cc file that defines `V` in an anonymous namespace: template
+// instantiations over an internal type have internal linkage, so code compiled with -mavx512f can never
+// be merged into (and then executed by) the baseline build. No standard library beyond memcpy here.
+//
+// V provides: Reg, kWidth (floats per Reg), kGemvRows (rows per tile when one token), kTileTokens and
+// kTileRows (tile shape for several tokens), zero(), load(const float*), loadBf16(const uint16_t*),
+// loadF16(const uint16_t*), fma(a, b, c) = a * b + c, reduce(Reg) -> float, store(float*, Reg),
+// broadcast(float), mul(a, b), add(a, b).
+#pragma once
+
+#include <cstring>
+
+#include "dtype.h"
+#include "kernels.h"
+
+namespace ferrum {
+namespace kernels {
+
+// Tokens processed per pass over a row tile: keeps that many activation rows hot in L2 while the
+// weight tile (kTileRows × k elements) stays in L1.
+constexpr int kTokenBlock = 32;
+
+template <class V>
+struct LoadF32 {
+  using Elem = float;
+  static typename V::Reg load(const Elem* p) { return V::load(p); }
+};
+template <class V>
+struct LoadBf16 {
+  using Elem = uint16_t;
+  static typename V::Reg load(const Elem* p) { return V::loadBf16(p); }
+};
+template <class V>
+struct LoadF16 {
+  using Elem = uint16_t;
+  static typename V::Reg load(const Elem* p) { return V::loadF16(p); }
+};
+
+// Loads the last `count` (< kWidth) elements through a zero-padded copy.
+template <class V, class L>
+static inline typename V::Reg loadPartial(const typename L::Elem* p, int count) {
+  typename L::Elem padded[V::kWidth];
+  std::memset(padded, 0, sizeof padded);
+  std::memcpy(padded, p, sizeof(typename L::Elem) * static_cast<size_t>(count));
+  return L::load(padded);
+}
+
+// One MT × NR tile: MT tokens against NR weight rows, each (token, row) pair with its own accumulator
+// (which is what makes results independent of the tile shape).
+template <class V, class L, int MT, int NR>
+static inline void tile(const typename L::Elem* w, int k, const float* x, int ldx, float* y, int ldy,
+                        bool accumulate) {
+  using Reg = typename V::Reg;
+  Reg sum[MT][NR];
+  for (int t = 0; t < MT; ++t)
+    for (int r = 0; r < NR; ++r) sum[t][r] = V::zero();
+  int kk = 0;
+  for (; kk + V::kWidth <= k; kk += V::kWidth) {
+    Reg wv[NR];
+    for (int r = 0; r < NR; ++r) wv[r] = L::load(w + static_cast<size_t>(r) * k + kk);
+    for (int t = 0; t < MT; ++t) {
+      Reg xv = V::load(x + static_cast<size_t>(t) * ldx + kk);
+      for (int r = 0; r < NR; ++r) sum[t][r] = V::fma(xv, wv[r], sum[t][r]);
+    }
+  }
+  if (kk < k) {
+    const int rest = k - kk;
+    Reg wv[NR];
+    for (int r = 0; r < NR; ++r) wv[r] = loadPartial<V, L>(w + static_cast<size_t>(r) * k + kk, rest);
+    for (int t = 0; t < MT; ++t) {
+      Reg xv = loadPartial<V, LoadF32<V>>(x + static_cast<size_t>(t) * ldx + kk, rest);
+      for (int r = 0; r < NR; ++r) sum[t][r] = V::fma(xv, wv[r], sum[t][r]);
+    }
+  }
+  for (int t = 0; t < MT; ++t) {
+    for (int r = 0; r < NR; ++r) {
+      float value = V::reduce(sum[t][r]);
+      float* out = y + static_cast<size_t>(t) * ldy + r;
+      *out = accumulate ? *out + value : value;
+    }
+  }
+}
+
+// All `numTokens` tokens against NR rows starting at `w`.
+template <class V, class L, int NR>
+static inline void rowTile(const typename L::Elem* w, int k, const float* x, int ldx, int numTokens, float* y,
+                           int ldy, bool accumulate) {
+  constexpr int MT = V::kTileTokens;
+  int t = 0;
+  for (; t + MT <= numTokens; t += MT)
+    tile<V, L, MT, NR>(w, k, x + static_cast<size_t>(t) * ldx, ldx, y + static_cast<size_t>(t) * ldy, ldy,
+                       accumulate);
+  const float* xt = x + static_cast<size_t>(t) * ldx;
+  float* yt = y + static_cast<size_t>(t) * ldy;
+  switch (numTokens - t) {
+    case 3:
+      tile<V, L, 3, NR>(w, k, xt, ldx, yt, ldy, accumulate);
+      break;
+    case 2:
+      tile<V, L, 2, NR>(w, k, xt, ldx, yt, ldy, accumulate);
+      break;
+    case 1:
+      tile<V, L, 1, NR>(w, k, xt, ldx, yt, ldy, accumulate);
+      break;
+    default:
+      break;
+  }
+}
+
+template <class V, class L>
+static void matmulTyped(const MatmulArgs& a, int rowBegin, int rowEnd) {
+  using Elem = typename L::Elem;
+  const Elem* w = static_cast<const Elem*>(a.w);
+  const size_t k = static_cast<size_t>(a.k);
+  for (int t0 = 0; t0 < a.numTokens; t0 += kTokenBlock) {
+    const int count = a.numTokens - t0 < kTokenBlock ? a.numTokens - t0 : kTokenBlock;
+    const float* x = a.x + static_cast<size_t>(t0) * a.ldx;
+    float* y = a.y + static_cast<size_t>(t0) * a.ldy;
+    int n = rowBegin;
+    if (count == 1) {
+      // Decode (GEMV): more rows per tile for more independent streams; bandwidth bound.
+      constexpr int NR = V::kGemvRows;
+      for (; n + NR <= rowEnd; n += NR) tile<V, L, 1, NR>(w + n * k, a.k, x, a.ldx, y + n, a.ldy, a.accumulate);
+      for (; n < rowEnd; ++n) tile<V, L, 1, 1>(w + n * k, a.k, x, a.ldx, y + n, a.ldy, a.accumulate);
+      continue;
+    }
+    constexpr int NR = V::kTileRows;
+    for (; n + NR <= rowEnd; n += NR) rowTile<V, L, NR>(w + n * k, a.k, x, a.ldx, count, y + n, a.ldy, a.accumulate);
+    for (; n < rowEnd; ++n) rowTile<V, L, 1>(w + n * k, a.k, x, a.ldx, count, y + n, a.ldy, a.accumulate);
+  }
+}
+
+template <class V>
+static void matmul(const MatmulArgs& args, int rowBegin, int rowEnd) {
+  switch (args.dtype) {
+    case DType::F32:
+      matmulTyped<V, LoadF32<V>>(args, rowBegin, rowEnd);
+      break;
+    case DType::BF16:
+      matmulTyped<V, LoadBf16<V>>(args, rowBegin, rowEnd);
+      break;
+    case DType::F16:
+      matmulTyped<V, LoadF16<V>>(args, rowBegin, rowEnd);
+      break;
+  }
+}
+
+template <class V>
+static float dot(const float* a, const float* b, int n) {
+  typename V::Reg sum = V::zero();
+  int i = 0;
+  for (; i + V::kWidth <= n; i += V::kWidth) sum = V::fma(V::load(a + i), V::load(b + i), sum);
+  if (i < n)
+    sum = V::fma(loadPartial<V, LoadF32<V>>(a + i, n - i), loadPartial<V, LoadF32<V>>(b + i, n - i), sum);
+  return V::reduce(sum);
+}
+
+template <class V>
+static void axpy(float alpha, const float* x, float* y, int n) {
+  const typename V::Reg scale = V::broadcast(alpha);
+  int i = 0;
+  for (; i + V::kWidth <= n; i += V::kWidth) V::store(y + i, V::fma(scale, V::load(x + i), V::load(y + i)));
+  for (; i < n; ++i) y[i] += alpha * x[i];
+}
+
+template <class V>
+static void widen(DType dtype, const void* src, float* dst, int n) {
+  int i = 0;
+  switch (dtype) {
+    case DType::F32:
+      std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(n));
+      return;
+    case DType::BF16: {
+      const uint16_t* s = static_cast<const uint16_t*>(src);
+      for (; i + V::kWidth <= n; i += V::kWidth) V::store(dst + i, V::loadBf16(s + i));
+      for (; i < n; ++i) dst[i] = bf16ToF32(s[i]);
+      return;
+    }
+    case DType::F16: {
+      const uint16_t* s = static_cast<const uint16_t*>(src);
+      for (; i + V::kWidth <= n; i += V::kWidth) V::store(dst + i, V::loadF16(s + i));
+      for (; i < n; ++i) dst[i] = f16ToF32(s[i]);
+      return;
+    }
+  }
+}
+
+template <class V>
+static KernelTable makeTable(const char* name) {
+  return KernelTable{name, &matmul<V>, &dot<V>, &axpy<V>, &widen<V>};
+}
+
+}  // namespace kernels
+}  // namespace ferrum

@@ -1,0 +1,69 @@
+#include "model.h"
+
+#include "cpu-features.h"
+#include "native-error.h"
+
+namespace ferrum {
+namespace {
+
+const KernelTable* chooseKernels(const std::string& name) {
+  const std::string wanted = name.empty() ? usableKernelNames().front() : name;
+  const KernelTable* table = kernelsByName(wanted);
+  if (table == nullptr) {
+    std::string usable;
+    for (const std::string& candidate : usableKernelNames()) usable += (usable.empty() ? "" : ", ") + candidate;
+    throw NativeError("invalid_argument", "SIMD path \"" + wanted + "\" is not usable here (usable: " + usable + ")");
+  }
+  return table;
+}
+
+void checkShape(const ModelShape& s) {
+  if (s.vocabSize < 1 || s.hiddenSize < 1 || s.intermediateSize < 1 || s.numLayers < 1 || s.numHeads < 1 ||
+      s.numKvHeads < 1 || s.headDim < 2 || s.headDim % 2 != 0 || s.numHeads % s.numKvHeads != 0) {
+    throw NativeError("invalid_argument", "model shape is inconsistent (heads, KV heads or head size)");
+  }
+}
+
+const ModelShape& checked(const ModelOptions& options) {
+  checkShape(options.shape);
+  if (options.numSlots < 1 || options.numHostSlots < 0 || options.maxBatchTokens < 1 || options.maxBatchSeqs < 1) {
+    throw NativeError("invalid_argument", "numSlots, maxBatchTokens and maxBatchSeqs must be at least 1");
+  }
+  return options.shape;
+}
+
+AlignedBuffer floats(size_t rows, size_t width, const char* what) {
+  return AlignedBuffer(rows * width * sizeof(float), what);
+}
+
+}  // namespace
+
+Model::Model(const ModelOptions& options)
+    : shape_(checked(options)),
+      maxBatchTokens_(options.maxBatchTokens),
+      maxBatchSeqs_(options.maxBatchSeqs),
+      kernels_(chooseKernels(options.kernels)),
+      pool_(options.numThreads > 0 ? options.numThreads : usableCpuCount()),
+      weights_(options.shape, options.tensors, options.dummy, options.seed, pool_),
+      kv_(options.shape.numLayers, options.numSlots, options.numHostSlots, options.shape.kvDim()),
+      rope_(options.shape.rope, options.shape.headDim) {
+  const size_t tokens = static_cast<size_t>(maxBatchTokens_);
+  hidden_ = floats(tokens, static_cast<size_t>(shape_.hiddenSize), "activations");
+  normed_ = floats(tokens, static_cast<size_t>(shape_.hiddenSize), "activations");
+  q_ = floats(tokens, static_cast<size_t>(shape_.qDim()), "activations");
+  k_ = floats(tokens, static_cast<size_t>(shape_.kvDim()), "activations");
+  v_ = floats(tokens, static_cast<size_t>(shape_.kvDim()), "activations");
+  attn_ = floats(tokens, static_cast<size_t>(shape_.qDim()), "activations");
+  gate_ = floats(tokens, static_cast<size_t>(shape_.intermediateSize), "activations");
+  up_ = floats(tokens, static_cast<size_t>(shape_.intermediateSize), "activations");
+  ropeCos_ = floats(tokens, static_cast<size_t>(rope_.half()), "RoPE tables");
+  ropeSin_ = floats(tokens, static_cast<size_t>(rope_.half()), "RoPE tables");
+  tokenSeq_ = AlignedBuffer(tokens * sizeof(int32_t), "batch metadata");
+  // 16 floats of padding keep each thread's scores on their own cache lines.
+  scoresPerThread_ = static_cast<size_t>(shape_.numHeads / shape_.numKvHeads) * static_cast<size_t>(options.numSlots) + 16;
+  scores_ = floats(static_cast<size_t>(pool_.size()), scoresPerThread_, "attention scores");
+  logitRows_ = floats(kLogitRows, static_cast<size_t>(shape_.hiddenSize), "logits");
+  logits_ = floats(kLogitRows, static_cast<size_t>(shape_.vocabSize), "logits");
+}
+
+}  // namespace ferrum
