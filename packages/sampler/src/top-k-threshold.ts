@@ -1,15 +1,26 @@
 import { LogitHistogram } from './logit-histogram.js';
+import { TopNSelector } from './top-n-selector.js';
 
 /**
- * The k-th largest finite logit of a row, found with a count histogram (two O(vocab) passes without exp)
- * and a sort of the one bucket that holds it. Scratch is reused across calls.
+ * The k-th largest finite logit of a row. Small k (the common top-k 20-100): one pass with a k-entry heap,
+ * where almost every entry is rejected by one comparison with the heap's root. Large k: a count histogram
+ * (two O(vocab) passes without exp) and a sort of the one bucket that holds the k-th value, where a heap
+ * would pay O(log k) for too many entries. Scratch is reused across calls.
  */
 export class TopKThreshold {
   private readonly histogram: LogitHistogram;
+  private readonly selector = new TopNSelector();
   private readonly before = new Float64Array(1);
   private values = new Float32Array(0);
 
-  constructor(numBuckets?: number) {
+  /**
+   * @param numBuckets buckets of the histogram path.
+   * @param maxHeapK largest k served by the heap path.
+   */
+  constructor(
+    numBuckets?: number,
+    private readonly maxHeapK = 1024,
+  ) {
     this.histogram = new LogitHistogram(numBuckets);
   }
 
@@ -19,6 +30,10 @@ export class TopKThreshold {
    * @returns the k-th largest finite entry; keeping every entry `>=` it keeps the top k plus any ties.
    */
   compute(row: Float32Array, k: number, max: number, min: number): number {
+    if (k <= this.maxHeapK) {
+      this.selector.select(row, k, null, row.length);
+      return this.selector.valueAt(k - 1);
+    }
     const { histogram } = this;
     histogram.reset(max, min);
     const counts = histogram.totals;

@@ -38,20 +38,21 @@ function referenceDraw(probs: number[], u: number): { id: number; gap: number } 
 }
 
 describe('TruncatedDistribution', () => {
-  it('keeps exactly the reference support, log-probabilities and inverse-CDF draw (any bucket count)', () => {
+  it('keeps exactly the reference support, log-probabilities and inverse-CDF draw (heap or histogram paths)', () => {
     fc.assert(
       fc.property(
         fc.array(logitArbitrary, { minLength: 1, maxLength: 80 }),
         paramsArbitrary,
         fc.constantFrom(1, 2, 7, 4096),
+        fc.constantFrom(0, 1024),
         fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
-        (values, partial, numBuckets, u) => {
+        (values, partial, numBuckets, maxHeapTopK, u) => {
           fc.pre(values.some((v) => v > NINF));
           const row = Float32Array.from(values);
           const params = resolveSamplingParams(partial);
           const reference = referenceDistribution(Array.from(row), params);
           fc.pre(reference.margin > 1e-9);
-          const distribution = new TruncatedDistribution({ numBuckets });
+          const distribution = new TruncatedDistribution({ numBuckets, maxHeapTopK });
           distribution.build(row, params);
           expect(keptIds(distribution)).toEqual(supportOf(reference.probs));
           for (const id of keptIds(distribution)) {
@@ -76,6 +77,7 @@ describe('TruncatedDistribution', () => {
       { temperature: 1.3, topK: 20_000, topP: 0.5 },
       { temperature: 0.8, minP: 0.05 },
       { temperature: 1, topK: 1000 },
+      { temperature: 1, topK: 5000, minP: 0.001 },
       { temperature: 0.5, topK: 40, topP: 0.8, minP: 0.1 },
     ];
     const distribution = new TruncatedDistribution();

@@ -10,6 +10,8 @@ const EXP_UNDERFLOW = -746;
 export interface TruncatedDistributionOptions {
   /** Buckets of the histograms that find the top-k and top-p thresholds (default 4096). */
   readonly numBuckets?: number;
+  /** Largest top-k found with a heap rather than a histogram (default 1024). */
+  readonly maxHeapTopK?: number;
 }
 
 /**
@@ -41,9 +43,11 @@ export class TruncatedDistribution {
   private readonly massHistogram: LogitHistogram;
   private readonly before = new Float64Array(1);
   private order = new Int32Array(0);
+  /** Mass bucket of each kept id (top-p only). */
+  private buckets = new Int32Array(0);
 
   constructor(options: TruncatedDistributionOptions = {}) {
-    this.topK = new TopKThreshold(options.numBuckets);
+    this.topK = new TopKThreshold(options.numBuckets, options.maxHeapTopK);
     this.massHistogram = new LogitHistogram(options.numBuckets);
   }
 
@@ -72,8 +76,14 @@ export class TruncatedDistribution {
     this.temperature = params.temperature;
     const k = params.topK;
     const floor = k > 0 && k < numFinite ? this.topK.compute(row, k, max, min) : min;
-    this.collect(row, floor, params.minP);
-    if (params.topP < 1) this.applyTopP(row, params.topP);
+    const withMass = params.topP < 1;
+    if (withMass) {
+      // Span the logits min-p can keep (w >= minP ⇔ l >= max + T·ln(minP)); lower ones share the last bucket.
+      const minPFloor = params.minP > 0 ? max + params.temperature * Math.log(params.minP) : floor;
+      this.massHistogram.reset(max, Math.max(floor, minPFloor));
+    }
+    this.collect(row, floor, params.minP, withMass);
+    if (withMass) this.applyTopP(row, params.topP);
   }
 
   /** Log-probability of a kept id with processed logit `logit` under the truncated distribution. */
@@ -98,9 +108,12 @@ export class TruncatedDistribution {
     return this.ids[j];
   }
 
-  /** Keep ids with `logit >= floor` (top-k) and `w >= minP`; fills ids, weights, count and total. */
-  private collect(row: Float32Array, floor: number, minP: number): void {
-    const { ids, weights, max, temperature } = this;
+  /**
+   * Keep ids with `logit >= floor` (top-k) and `w >= minP`; fills ids, weights, count and total, and with
+   * `withMass` each kept id's mass bucket and the bucket totals.
+   */
+  private collect(row: Float32Array, floor: number, minP: number, withMass: boolean): void {
+    const { ids, weights, buckets, max, temperature, massHistogram: histogram } = this;
     // Below this bound exp(s) is surely < minP, or 0 in double precision: skip the exp. Tokens whose
     // weight is 0 have probability 0 and are not kept.
     const skipBelow = minP > 0 ? Math.log(minP) - 1e-9 : EXP_UNDERFLOW;
@@ -115,6 +128,11 @@ export class TruncatedDistribution {
       if (weight === 0 || weight < minP) continue;
       ids[count] = i;
       weights[count] = weight;
+      if (withMass) {
+        const bucket = histogram.bucketOf(value);
+        buckets[count] = bucket;
+        histogram.totals[bucket] += weight;
+      }
       count++;
       total += weight;
     }
@@ -124,18 +142,12 @@ export class TruncatedDistribution {
 
   /** Nucleus: keep the smallest upper set (ties included) holding at least `topP` of the kept mass. */
   private applyTopP(row: Float32Array, topP: number): void {
-    const { ids, weights, massHistogram: histogram } = this;
-    let min = Number.POSITIVE_INFINITY;
-    for (let j = 0; j < this.count; j++) if (row[ids[j]] < min) min = row[ids[j]];
-    histogram.reset(this.max, min);
-    for (let j = 0; j < this.count; j++) histogram.totals[histogram.bucketOf(row[ids[j]])] += weights[j];
+    const { ids, weights, buckets } = this;
     const target = topP * this.total;
-    const bucket = histogram.findBucket(target, this.before);
+    const bucket = this.massHistogram.findBucket(target, this.before);
     // Members of the boundary bucket, largest logit first.
     let numMembers = 0;
-    for (let j = 0; j < this.count; j++) {
-      if (histogram.bucketOf(row[ids[j]]) === bucket) this.order[numMembers++] = j;
-    }
+    for (let j = 0; j < this.count; j++) if (buckets[j] === bucket) this.order[numMembers++] = j;
     const members = this.order.subarray(0, numMembers).sort((a, b) => row[ids[b]] - row[ids[a]]);
     // Walk groups of equal logit; `above` is the mass of strictly larger logits.
     let above = this.before[0];
@@ -169,5 +181,6 @@ export class TruncatedDistribution {
     this.ids = new Int32Array(vocabSize);
     this.weights = new Float64Array(vocabSize);
     this.order = new Int32Array(vocabSize);
+    this.buckets = new Int32Array(vocabSize);
   }
 }
