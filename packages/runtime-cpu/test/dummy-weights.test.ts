@@ -1,0 +1,78 @@
+import type { ModelExecutor } from '@ferrum/interfaces';
+import type { ModelConfig } from '@ferrum/types';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCpuBackend } from '../src/index.js';
+import { loadNativeAddon } from '../src/native-addon.js';
+import { buildBatch, range } from './fixtures.js';
+
+const addon = loadNativeAddon();
+
+const config: ModelConfig = {
+  architecture: 'qwen3',
+  vocabSize: 300,
+  hiddenSize: 48,
+  intermediateSize: 96,
+  numLayers: 2,
+  numHeads: 4,
+  numKvHeads: 2,
+  headDim: 16,
+  rmsNormEps: 1e-6,
+  rope: { type: 'default', theta: 10_000 },
+  attentionBias: true,
+  qkNorm: true,
+  tieWordEmbeddings: false,
+  maxPositionEmbeddings: 128,
+  bosTokenId: null,
+  eosTokenIds: [2],
+  dtype: 'bf16',
+};
+
+describe.skipIf(!addon.ok)('dummy weights', () => {
+  const loaded: ModelExecutor[] = [];
+  afterEach(async () => {
+    await Promise.all(loaded.splice(0).map((executor) => executor.dispose()));
+  });
+
+  async function logitsOf(options: { seed: number; numThreads: number; dtype?: 'bf16' | 'f16' | 'f32' }) {
+    const executor = await createCpuBackend().loadModel({
+      modelDir: '/nonexistent',
+      config,
+      loadFormat: 'dummy',
+      dtype: options.dtype,
+      seed: options.seed,
+      numThreads: options.numThreads,
+      maxBatchTokens: 16,
+      maxBatchSeqs: 2,
+      maxKvTokens: 32,
+    });
+    loaded.push(executor);
+    const prompt = [1, 17, 250, 3, 99];
+    const { logits } = await executor.forward(
+      buildBatch([{ tokens: prompt, kvSlots: range(0, 5), sample: 'all' }]),
+    );
+    return { executor, logits: logits! };
+  }
+
+  it('loads without files, with the requested dtype, and runs', async () => {
+    const { executor, logits } = await logitsOf({ seed: 1, numThreads: 2 });
+    expect(executor.info.weightDtype).toBe('bf16');
+    expect(executor.info.backend).toBe('cpu');
+    expect(logits.length).toBe(5 * config.vocabSize);
+    expect(logits.every(Number.isFinite)).toBe(true);
+    expect(logits.some((value) => value !== 0)).toBe(true);
+  });
+
+  it('is a pure function of the seed, whatever the thread count', async () => {
+    const one = await logitsOf({ seed: 7, numThreads: 1 });
+    const two = await logitsOf({ seed: 7, numThreads: 2 });
+    const other = await logitsOf({ seed: 8, numThreads: 2 });
+    expect(two.logits).toEqual(one.logits);
+    expect(other.logits).not.toEqual(one.logits);
+  });
+
+  it.each(['f32', 'f16'] as const)('fills %s weights too', async (dtype) => {
+    const { executor, logits } = await logitsOf({ seed: 1, numThreads: 2, dtype });
+    expect(executor.info.weightDtype).toBe(dtype);
+    expect(logits.every(Number.isFinite)).toBe(true);
+  });
+});
