@@ -93,6 +93,10 @@ export interface KvCacheManager {
   /**
    * Plan bringing the sequence back to fresh device slots (evicting cached ones if needed); its host
    * slots are freed. Throws `kv_exhausted` when the device pool cannot supply them.
+   *
+   * Freed slots can be handed out again at once, while the runtime runs a step's swap-outs before its
+   * swap-ins: plan every `swapOut` of a step before its first `swapIn`, or a swap-out could overwrite host
+   * slots this swap-in has yet to read.
    */
   swapIn(seqId: string): KvSwapPlan;
   stats(): KvCacheStats;
