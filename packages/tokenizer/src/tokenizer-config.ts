@@ -5,7 +5,7 @@ export interface TokenizerConfig {
   /** `tokenizer_class`, e.g. `LlamaTokenizer`, `Qwen2Tokenizer`, `PreTrainedTokenizerFast`. */
   readonly tokenizerClass: string | null;
   /** Special token strings by their transformers name (`bos_token`, `eos_token`, `unk_token`, `pad_token`, ...). */
-  readonly specialTokens: Readonly<Record<string, string | null>>;
+  readonly specialTokens: Readonly<Record<string, string>>;
   readonly additionalSpecialTokens: readonly string[];
   /** `add_bos_token` / `add_eos_token` when the file sets them. */
   readonly addBosToken: boolean | undefined;
@@ -44,10 +44,11 @@ export function parseTokenizerConfig(
   specialTokensMap: Readonly<Record<string, unknown>>,
   file: string,
 ): TokenizerConfig {
-  const specialTokens: Record<string, string | null> = {};
+  const specialTokens: Record<string, string> = {};
   for (const key of SPECIAL_TOKEN_KEYS) {
-    const value = tokenContent(config[key] ?? specialTokensMap[key], `${file}: ${key}`);
-    if (value !== undefined) specialTokens[key] = value;
+    const raw = key in config ? config[key] : specialTokensMap[key];
+    const value = tokenContent(raw, `${file}: ${key}`);
+    if (value !== undefined && value !== null) specialTokens[key] = value;
   }
   const additional = config.additional_special_tokens ?? specialTokensMap.additional_special_tokens ?? [];
   if (!Array.isArray(additional)) invalid(file, 'additional_special_tokens must be a list');
