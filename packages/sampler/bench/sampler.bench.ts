@@ -64,17 +64,38 @@ for (const [name, spec] of cases) {
 }
 
 await bench.run();
-console.table(bench.table());
-const results = bench.tasks.map((task) => ({
-  name: task.name,
-  meanMs: task.result?.latency.mean,
-  p50Ms: task.result?.latency.p50,
-  p99Ms: task.result?.latency.p99,
-  samples: task.result?.latency.samples.length,
-}));
+const results = bench.tasks.map((task) => {
+  const latency = task.result?.latency;
+  return {
+    name: task.name,
+    meanMs: latency?.mean,
+    p50Ms: latency?.p50,
+    minMs: latency?.min,
+    p99Ms: latency?.p99,
+    samples: latency?.samples.length,
+  };
+});
+const format = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms * 1000).toFixed(0)} µs`);
+console.log(
+  `${bench.name} (${os.cpus()[0]?.model}, Node ${process.version}, load ${os.loadavg()[0].toFixed(1)})`,
+);
+console.table(
+  results.map((r) => ({
+    task: r.name,
+    mean: format(r.meanMs),
+    p50: format(r.p50Ms),
+    min: format(r.minMs),
+    p99: format(r.p99Ms),
+  })),
+);
 const url = new URL('./out/', import.meta.url);
 mkdirSync(url, { recursive: true });
-const machine = { cpu: os.cpus()[0]?.model, node: process.version };
+const machine = {
+  cpu: os.cpus()[0]?.model,
+  cores: os.cpus().length,
+  node: process.version,
+  load1m: os.loadavg()[0],
+};
 writeFileSync(
   new URL('sampler.json', url),
   `${JSON.stringify({ vocabSize: VOCAB, machine, results }, null, 2)}\n`,

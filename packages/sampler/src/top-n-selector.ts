@@ -25,16 +25,23 @@ export class TopNSelector {
     }
     this.size = 0;
     if (n === 0) return;
+    // Hot loop: `bar` is -inf while the heap fills, then its root (worst kept value), cached in a local so
+    // that most entries cost one comparison. Equal to the root with a higher id (ids ascend): the root wins.
+    let bar = Number.NEGATIVE_INFINITY;
     const total = ids === null ? row.length : count;
     for (let j = 0; j < total; j++) {
       const id = ids === null ? j : ids[j];
       const value = row[id];
-      if (!(value > Number.NEGATIVE_INFINITY)) continue;
-      if (this.size < n) this.push(id, value);
-      else if (value > this.heapValues[0]) this.replaceRoot(id, value);
-      // Equal to the root with a higher id (ids ascend): the root wins the tie, skip.
+      if (value > bar) bar = this.offer(id, value, n);
     }
     this.sortDescending();
+  }
+
+  /** Add an entry (heap not full) or replace the root; returns the new bar: the root value, or -inf while not full. */
+  private offer(id: number, value: number, n: number): number {
+    if (this.size < n) this.push(id, value);
+    else this.replaceRoot(id, value);
+    return this.size < n ? Number.NEGATIVE_INFINITY : this.heapValues[0];
   }
 
   /** Number of selected entries. */
