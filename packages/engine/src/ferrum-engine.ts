@@ -1,0 +1,232 @@
+import type {
+  InferenceEngine,
+  KvCacheManager,
+  LogitsProcessor,
+  ModelExecutor,
+  Scheduler,
+  SequenceUpdate,
+  Tokenizer,
+} from '@ferrum/interfaces';
+import { validateSamplingParams } from '@ferrum/sampler';
+import {
+  type EngineStatus,
+  FerrumError,
+  type FinishReason,
+  type GenerateChunk,
+  type GenerateRequest,
+  type ModelInfo,
+  resolveSamplingParams,
+  type SamplingParams,
+  type TokenLogprob,
+} from '@ferrum/types';
+import { EngineMetricsRecorder } from './engine-metrics-recorder.js';
+import type { EngineMetrics } from './engine-options.js';
+import { OutputProcessor } from './output-processor.js';
+import { promptTokens } from './prompt-tokens.js';
+import type { StepRunner } from './step-runner.js';
+
+/** Everything a {@link FerrumEngine} runs on, resolved by `createEngine`. */
+export interface EngineParts {
+  readonly modelName: string;
+  readonly executor: ModelExecutor;
+  readonly kv: KvCacheManager;
+  readonly scheduler: Scheduler;
+  readonly stepRunner: StepRunner;
+  readonly tokenizer: Tokenizer | null;
+  readonly maxModelLen: number;
+  readonly eosTokenIds: readonly number[];
+  readonly defaultSampling: Partial<SamplingParams>;
+  /** Custom processors: a request any of them applies to has its rows sampled on the host. */
+  readonly logitsProcessors: readonly LogitsProcessor[];
+  readonly log: (message: string) => void;
+}
+
+/**
+ * The engine: admits requests, runs the step loop while there is work, and streams each request's
+ * chunks through its own channel. One step at a time; the loop awaits the runtime, so the event loop
+ * stays free for I/O while a step runs natively.
+ */
+export class FerrumEngine implements InferenceEngine {
+  readonly specificationVersion = 'v1' as const;
+  readonly modelInfo: ModelInfo;
+  readonly modelName: string;
+  readonly tokenizer: Tokenizer | null;
+  private readonly requests = new Map<string, OutputProcessor>();
+  private readonly recorder: EngineMetricsRecorder;
+  private loopRunning: Promise<void> | null = null;
+  private accepting = true;
+  private disposed = false;
+  private nextId = 0;
+
+  constructor(private readonly parts: EngineParts) {
+    this.modelInfo = parts.executor.info;
+    this.modelName = parts.modelName;
+    this.tokenizer = parts.tokenizer;
+    this.recorder = new EngineMetricsRecorder(parts.scheduler, parts.kv);
+  }
+
+  generate(
+    request: GenerateRequest,
+    options: { readonly signal?: AbortSignal } = {},
+  ): AsyncIterable<GenerateChunk> {
+    if (!this.accepting) throw new FerrumError('queue_full', 'the engine is shutting down');
+    const id = request.id ?? `req-${++this.nextId}`;
+    if (this.requests.has(id))
+      throw new FerrumError('invalid_argument', `request id "${id}" is already running`);
+    const { config } = this.modelInfo;
+    const params = resolveSamplingParams({ ...this.parts.defaultSampling, ...request.sampling });
+    validateSamplingParams(params, { vocabSize: config.vocabSize });
+    const prompt = promptTokens(request.prompt, this.tokenizer, config.vocabSize);
+    this.checkLength(prompt.length, params.maxTokens);
+    if (options.signal?.aborted)
+      throw new FerrumError('aborted', `request ${id} was aborted before it started`);
+    const output = new OutputProcessor(id, prompt.length, params, this.tokenizer, performance.now(), () =>
+      this.abort(id),
+    );
+    this.parts.scheduler.add({
+      requestId: id,
+      promptTokenIds: prompt,
+      sampling: params,
+      priority: request.priority ?? 0,
+      arrivalTimeMs: output.times.arrivalMs,
+      eosTokenIds: params.ignoreEos
+        ? params.stopTokenIds
+        : [...this.parts.eosTokenIds, ...params.stopTokenIds],
+      needsHostLogits: this.parts.logitsProcessors.some((p) =>
+        p.appliesTo({ requestId: id, params, promptTokenIds: prompt, outputTokenIds: new Int32Array(0) }),
+      ),
+    });
+    this.requests.set(id, output);
+    options.signal?.addEventListener('abort', () => this.abort(id), { once: true });
+    this.kick();
+    return output.channel;
+  }
+
+  abort(requestId: string): boolean {
+    const output = this.requests.get(requestId);
+    if (!output) return false;
+    this.parts.scheduler.abort(requestId);
+    this.finishRequest(output, 'abort');
+    return true;
+  }
+
+  status(): EngineStatus {
+    const s = this.parts.scheduler.stats();
+    const k = this.parts.kv.stats();
+    return {
+      numWaiting: s.numWaiting,
+      numRunning: s.numRunning,
+      numKvSlots: k.numSlots,
+      numFreeKvSlots: k.numFreeSlots + k.numCachedSlots,
+      backend: this.modelInfo.backend,
+      model: this.modelName,
+    };
+  }
+
+  metrics(): EngineMetrics {
+    return this.recorder.snapshot();
+  }
+
+  async shutdown(options: { readonly drain?: boolean } = {}): Promise<void> {
+    this.accepting = false;
+    if (!options.drain) for (const id of [...this.requests.keys()]) this.abort(id);
+    await this.loopRunning;
+    if (this.disposed) return;
+    this.disposed = true;
+    await this.parts.executor.dispose();
+  }
+
+  private checkLength(promptLength: number, maxTokens: number): void {
+    const limit = this.parts.maxModelLen;
+    if (promptLength + maxTokens > limit) {
+      throw new FerrumError(
+        'context_length_exceeded',
+        `this model's maximum context length is ${limit} tokens, but ${promptLength + maxTokens} were requested ` +
+          `(${promptLength} in the prompt, ${maxTokens} to generate)`,
+        { details: { maxModelLen: limit, promptTokens: promptLength, maxTokens } },
+      );
+    }
+  }
+
+  private kick(): void {
+    if (this.loopRunning) return;
+    this.loopRunning = this.loop().finally(() => {
+      this.loopRunning = null;
+      if (this.parts.scheduler.hasWork() && !this.disposed) this.kick();
+    });
+  }
+
+  private async loop(): Promise<void> {
+    const { scheduler, stepRunner } = this.parts;
+    while (scheduler.hasWork()) {
+      const step = scheduler.schedule();
+      if (!step) {
+        this.failUnschedulable();
+        return;
+      }
+      const now = performance.now();
+      for (const seqId of step.seqIds) {
+        const output = this.requests.get(requestIdOf(seqId, this.requests));
+        if (output) this.recorder.onScheduled(output.times, now);
+      }
+      try {
+        const { tokenIds, logprobs } = await stepRunner.run(step);
+        this.apply(scheduler.complete(step, tokenIds), logprobs);
+      } catch (error) {
+        this.failAll(error);
+        return;
+      }
+    }
+  }
+
+  private apply(updates: readonly SequenceUpdate[], logprobs: readonly (TokenLogprob | undefined)[]): void {
+    const now = performance.now();
+    for (const u of updates) {
+      const output = this.requests.get(u.requestId);
+      if (!output) continue;
+      if (u.tokenId >= 0) {
+        this.recorder.onToken(output.times, now);
+        const lp = u.sampleIndex >= 0 ? logprobs[u.sampleIndex] : undefined;
+        if (output.pushToken(u.index, u.tokenId, lp) === 'stop' && !u.finishReason) {
+          this.parts.scheduler.finish(u.seqId, 'stop');
+          output.finish(u.index, 'stop');
+        }
+      }
+      if (u.finishReason) output.finish(u.index, u.finishReason);
+      if (output.done) this.finishRequest(output, output.lastFinishReason);
+    }
+  }
+
+  /** Called when a request is done, or to end it early with `reason`; frees its bookkeeping. */
+  private finishRequest(output: OutputProcessor, reason: FinishReason): void {
+    if (!this.requests.delete(output.requestId)) return;
+    if (!output.done) output.finishAll(reason);
+    this.recorder.onFinished(output.times, output.promptTokens, reason, performance.now());
+  }
+
+  /** Nothing runs and nothing can be scheduled: the waiting requests can never fit. */
+  private failUnschedulable(): void {
+    const error = new FerrumError('kv_exhausted', 'the KV cache cannot hold this request');
+    for (const output of [...this.requests.values()]) {
+      this.parts.scheduler.abort(output.requestId);
+      this.requests.delete(output.requestId);
+      output.channel.fail(error);
+    }
+  }
+
+  private failAll(error: unknown): void {
+    this.parts.log(`step failed: ${(error as Error).message}`);
+    for (const output of [...this.requests.values()]) {
+      this.parts.scheduler.abort(output.requestId);
+      this.requests.delete(output.requestId);
+      output.channel.fail(error);
+    }
+  }
+}
+
+/** Sequence ids are `requestId` or `requestId#i` (n > 1). */
+function requestIdOf(seqId: string, requests: ReadonlyMap<string, unknown>): string {
+  if (requests.has(seqId)) return seqId;
+  const hash = seqId.lastIndexOf('#');
+  return hash < 0 ? seqId : seqId.slice(0, hash);
+}

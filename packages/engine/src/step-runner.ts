@@ -1,0 +1,89 @@
+import type { ModelExecutor, Sampler, SamplerRow, ScheduledStep } from '@ferrum/interfaces';
+import type { BackendCapabilities, ForwardResult, RowSampling, TokenLogprob } from '@ferrum/types';
+
+/** Sampled tokens of one step, indexed like the batch's `sampleRows`. */
+export interface StepTokens {
+  readonly tokenIds: Int32Array;
+  /** Per sample index, the logprob record when the row's request asked for logprobs. */
+  readonly logprobs: readonly (TokenLogprob | undefined)[];
+}
+
+/**
+ * Runs one scheduled step on the executor: KV swaps, the forward, and host sampling for the rows the
+ * runtime did not sample (all rows when the backend has no device sampling).
+ */
+export class StepRunner {
+  private readonly tokenIds: Int32Array;
+  private readonly hostSamplesAll: boolean;
+  private readonly logprobs: (TokenLogprob | undefined)[] = [];
+
+  constructor(
+    private readonly executor: ModelExecutor,
+    private readonly sampler: Sampler,
+    capabilities: BackendCapabilities,
+    maxSamplesPerStep: number,
+    private readonly eosTokenIds: readonly number[],
+  ) {
+    this.tokenIds = new Int32Array(maxSamplesPerStep);
+    this.hostSamplesAll = !capabilities.deviceSampling.includes('greedy');
+  }
+
+  async run(step: ScheduledStep): Promise<StepTokens> {
+    const { kv } = this.executor;
+    for (const plan of step.swapOut) await kv.swapOut(plan.deviceSlots, plan.hostSlots);
+    for (const plan of step.swapIn) await kv.swapIn(plan.hostSlots, plan.deviceSlots);
+    const numSamples = step.batch.sampleRows.length;
+    const tokenIds = this.tokenIds.subarray(0, numSamples);
+    this.logprobs.length = numSamples;
+    this.logprobs.fill(undefined);
+    if (step.batch.numTokens === 0) return { tokenIds, logprobs: this.logprobs };
+    const result = await this.executor.forward(step.batch);
+    const rows = step.batch.sampling ?? [];
+    this.takeDeviceSamples(result, rows, tokenIds);
+    this.sampleOnHost(result, rows, tokenIds);
+    return { tokenIds, logprobs: this.logprobs };
+  }
+
+  private takeDeviceSamples(result: ForwardResult, rows: readonly RowSampling[], out: Int32Array): void {
+    if (this.hostSamplesAll) return;
+    for (let i = 0; i < out.length; i++) {
+      out[i] = result.tokens[i];
+      const row = rows[i];
+      if (row && row.params.logprobs !== null && result.logprobs) {
+        this.logprobs[i] = { tokenId: out[i], logprob: result.logprobs[i] };
+      }
+    }
+  }
+
+  private sampleOnHost(result: ForwardResult, rows: readonly RowSampling[], out: Int32Array): void {
+    const hostRows = this.hostSamplesAll ? null : result.logitsRows;
+    const count = hostRows ? hostRows.length : out.length;
+    if (count === 0 || !result.logits) return;
+    const samplerRows: SamplerRow[] = new Array(count);
+    for (let j = 0; j < count; j++) samplerRows[j] = this.toSamplerRow(rows[hostRows ? hostRows[j] : j]);
+    const vocabSize = this.executor.info.config.vocabSize;
+    const sampled = this.sampler.sample(result.logits, vocabSize, samplerRows);
+    for (let j = 0; j < count; j++) {
+      const i = hostRows ? hostRows[j] : j;
+      out[i] = sampled.tokenIds[j];
+      if (samplerRows[j].context.params.logprobs === null) continue;
+      const top = sampled.topLogprobs[j];
+      this.logprobs[i] = top
+        ? { tokenId: out[i], logprob: sampled.logprobs[j], top }
+        : { tokenId: out[i], logprob: sampled.logprobs[j] };
+    }
+  }
+
+  private toSamplerRow(row: RowSampling): SamplerRow {
+    return {
+      seed: row.seed,
+      context: {
+        requestId: row.requestId,
+        params: row.params,
+        promptTokenIds: row.promptTokenIds,
+        outputTokenIds: row.outputTokenIds,
+        eosTokenIds: this.eosTokenIds,
+      },
+    };
+  }
+}
