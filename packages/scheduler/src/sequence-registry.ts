@@ -71,6 +71,14 @@ export class SequenceRegistry {
     plan.preempted.push(seq.seqId);
   }
 
+  /** Turn a swapped sequence into one to recompute: its host copy and its locked prefix are freed. */
+  abandonSwap(seq: Sequence): void {
+    this.kv.free(seq.seqId);
+    seq.swapped = false;
+    seq.numComputed = 0;
+    this.numSwapped--;
+  }
+
   /**
    * End a live sequence: free its KV (committed tokens stay cached), drop it from its queue and mark it
    * `finished` or `aborted`. Ending a prompt sequence ends its dormant children; ending the last dormant

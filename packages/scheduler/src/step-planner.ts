@@ -142,9 +142,26 @@ export class StepPlanner {
       // With nothing running there is nothing to protect, and a long prompt must be able to start.
       const alone = running.length === 0;
       const admitted = seq.swapped ? this.admitSwapped(seq, alone) : this.admitFresh(seq, alone);
-      if (!admitted) break;
-      this.plan.numSeats += seq.numSeats;
+      if (admitted) this.plan.numSeats += seq.numSeats;
+      else if (!alone || !this.abandonWorstSwap()) break;
     }
+  }
+
+  /**
+   * Swapped sequences keep their cached prefix locked on the device. When nothing runs and the head of
+   * the queue still does not fit, those locks are what blocks it: the worst swapped sequence gives up its
+   * KV and will be recomputed instead. Returns false when no sequence is swapped.
+   */
+  private abandonWorstSwap(): boolean {
+    const { waiting } = this.registry;
+    for (let i = waiting.length - 1; i >= 0; i--) {
+      const seq = waiting.at(i);
+      if (seq.swapped) {
+        this.registry.abandonSwap(seq);
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Start (or restart after recompute preemption) a sequence: prefix match, then its first chunk. */

@@ -31,7 +31,11 @@ export class Harness {
   readonly requests = new Map<string, SequenceRequest>();
   /** States each sequence went through (consecutive repeats dropped), observed around every call. */
   readonly trace = new Map<string, string[]>();
+  /** States requests were in when aborted. */
+  readonly abortedStates = new Set<string>();
   numSteps = 0;
+  numSwapOuts = 0;
+  numSwapIns = 0;
   private clock = 0;
 
   constructor(
@@ -65,6 +69,11 @@ export class Harness {
   }
 
   abort(requestId: string): boolean {
+    if (!this.requests.has(requestId)) return this.scheduler.abort(requestId);
+    for (const id of [requestId, ...this.outputSeqIds(requestId)]) {
+      const state = this.scheduler.stateOf(id);
+      if (state && state !== 'finished' && state !== 'aborted') this.abortedStates.add(state);
+    }
     const aborted = this.scheduler.abort(requestId);
     this.observe();
     if (aborted)
@@ -85,6 +94,8 @@ export class Harness {
       tokensOf: (id) => this.tokens.get(id) ?? this.promptOf(id),
       promptOf: (id) => this.promptOf(id),
     });
+    this.numSwapOuts += step.swapOut.length;
+    this.numSwapIns += step.swapIn.length;
     inspect?.(step);
     const updates = this.scheduler.complete(step, this.runtime.run(step));
     for (const update of updates) this.record(update);

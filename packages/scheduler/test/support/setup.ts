@@ -1,6 +1,7 @@
 import type { KvCacheManager, Scheduler } from '@ferrum/interfaces';
 import { createKvCacheManager } from '@ferrum/kv';
 import { createScheduler, type SchedulerOptions } from '../../src/index.js';
+import { FAKE_VOCAB_SIZE } from './fake-runtime.js';
 import { Harness } from './harness.js';
 import { NaiveKvCacheManager } from './naive-kv-cache-manager.js';
 
@@ -34,7 +35,11 @@ export function setup(
   return { kv, scheduler, harness };
 }
 
-/** `length` prompt tokens, none of them the fake EOS (0), distinct per `salt`. */
+/** `length` pseudo-random prompt tokens, none of them the fake EOS (0); different salts differ. */
 export function prompt(length: number, salt = 1): number[] {
-  return Array.from({ length }, (_, i) => 1 + ((i * 7 + salt * 13) % 39));
+  return Array.from({ length }, (_, i) => {
+    let h = Math.imul(salt * 65_537 + i, 0x9e3779b1);
+    h = Math.imul(h ^ (h >>> 15), 0x85ebca6b);
+    return 1 + (((h ^ (h >>> 13)) >>> 0) % (FAKE_VOCAB_SIZE - 1));
+  });
 }
