@@ -8,6 +8,7 @@ import {
 } from './apply-token-masks.js';
 import { LogprobsRecorder } from './logprobs-recorder.js';
 import { PenaltyApplier } from './penalty-applier.js';
+import { maskedRowError, positiveInfinityError } from './row-errors.js';
 import { argmax } from './row-reductions.js';
 import { seededUniform } from './seeded-uniform.js';
 import { TruncatedDistribution } from './truncated-distribution.js';
@@ -39,6 +40,8 @@ export interface SamplerOptions {
  * - `processed`: log-probabilities of the distribution the token was drawn from, after steps 1-5,
  *   temperature and truncation (truncated tokens have probability 0); for greedy rows, log-softmax after
  *   steps 1-5 (no temperature, no truncation), as vLLM does.
+ *
+ * Logits must be finite or -Infinity (masked); NaN entries are never drawn, +Infinity is rejected.
  *
  * All vocabulary-sized scratch is allocated on first use and reused; a sampler is not re-entrant (one call
  * at a time), and its output is valid until its next call.
@@ -129,8 +132,8 @@ class ChainSampler implements Sampler {
     let tokenId: number;
     if (params.temperature === 0) {
       tokenId = argmax(row);
-      if (tokenId < 0)
-        throw new FerrumError('invalid_argument', 'every token is masked: nothing is left to sample');
+      if (tokenId < 0) throw maskedRowError();
+      if (row[tokenId] === Number.POSITIVE_INFINITY) throw positiveInfinityError();
     } else {
       this.distribution.build(row, params);
       tokenId = this.distribution.draw(seededUniform(seed, context.outputTokenIds.length));

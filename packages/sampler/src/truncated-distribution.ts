@@ -1,6 +1,6 @@
 import type { SamplingParams } from '@ferrum/types';
-import { FerrumError } from '@ferrum/types';
 import { LogitHistogram } from './logit-histogram.js';
+import { maskedRowError, positiveInfinityError } from './row-errors.js';
 import { TopKThreshold } from './top-k-threshold.js';
 
 /** `Math.exp(x)` is exactly 0 for every x below this. */
@@ -54,7 +54,7 @@ export class TruncatedDistribution {
   /**
    * Build the kept set of `row` (processed logits, not yet divided by the temperature) for
    * `params.temperature > 0`, `topK`, `topP` and `minP`. Does not modify `row`.
-   * @throws FerrumError `invalid_argument` when every entry of the row is -Infinity.
+   * @throws FerrumError `invalid_argument` when every entry of the row is -Infinity, or one is +Infinity.
    */
   build(row: Float32Array, params: SamplingParams): void {
     this.ensureCapacity(row.length);
@@ -69,9 +69,8 @@ export class TruncatedDistribution {
         if (value < min) min = value;
       }
     }
-    if (numFinite === 0) {
-      throw new FerrumError('invalid_argument', 'every token is masked: nothing is left to sample');
-    }
+    if (numFinite === 0) throw maskedRowError();
+    if (max === Number.POSITIVE_INFINITY) throw positiveInfinityError();
     this.max = max;
     this.temperature = params.temperature;
     const k = params.topK;

@@ -205,6 +205,14 @@ describe('custom logits processors', () => {
 });
 
 describe('errors', () => {
+  it('rejects +Infinity logits on both paths and never draws NaN entries', () => {
+    const logits = Float32Array.from([0, Number.POSITIVE_INFINITY, 1]);
+    expect(() => sampleOne(logits, { params: { temperature: 0 } })).toThrow(/\+Infinity/);
+    expect(() => sampleOne(logits, {})).toThrow(/\+Infinity/);
+    const withNaN = Float32Array.from([Number.NaN, 0, Number.NaN, 0]);
+    for (let seed = 0; seed < 50; seed++) expect([1, 3]).toContain(sampleOne(withNaN, { seed }).token);
+    expect(sampleOne(withNaN, { params: { temperature: 0 } }).token).toBe(1);
+  });
   it('rejects a logits buffer too short for the rows', () => {
     expect(() => createSampler().sample(new Float32Array(10), 6, [makeRow(), makeRow()])).toThrow(
       /need 12 logits, got 10/,
