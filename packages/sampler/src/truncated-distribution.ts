@@ -29,6 +29,7 @@ export interface TruncatedDistributionOptions {
  * the one histogram bucket that holds each threshold.
  */
 export class TruncatedDistribution {
+  // The four fields below are the result of the last build(); callers read them, never write them.
   /** Kept token ids, ascending; valid for `[0, count)`. */
   ids = new Int32Array(0);
   /** Weights of the kept ids, same order. */
