@@ -1,10 +1,11 @@
 import type { ChatTemplateOptions, DecodeStream, Tokenizer } from '@ferrum/interfaces';
 import { type ChatMessage, FerrumError, type SamplingParams } from '@ferrum/types';
-import type { Decoder, Tokenizer as NativeTokenizer } from 'tokenizers';
+import type { Decoder } from 'tokenizers';
 import type { ChatTemplateRenderer } from './chat-template.js';
 import { cleanUpTokenization } from './clean-up-tokenization.js';
 import { IncrementalDecodeStream, type PieceDecoder } from './decode-stream.js';
-import { SyncEncoder, type SyncEncoderSource } from './sync-encoder.js';
+import type { EncodeWorker } from './encode-worker.js';
+import type { Vocabulary } from './vocabulary.js';
 
 /** Options of {@link HfTokenizer.encode}. */
 export interface EncodeOptions {
@@ -22,11 +23,11 @@ export interface DecodeOptions {
 
 /** Everything {@link loadTokenizer} assembles for an {@link HfTokenizer}. */
 export interface HfTokenizerParts {
-  readonly native: NativeTokenizer;
-  /** Source of the worker that serves synchronous `encode`. */
-  readonly encoderSource: SyncEncoderSource;
-  /** Ids of added tokens marked `special` in `tokenizer.json`. */
-  readonly specialIds: ReadonlySet<number>;
+  /** Worker thread that owns the native tokenizer and encodes. */
+  readonly encoder: EncodeWorker;
+  /** The native decoder of `tokenizer.json` (null: tokens are joined with spaces). */
+  readonly decoder: Decoder | null;
+  readonly vocabulary: Vocabulary;
   readonly eosTokenIds: readonly number[];
   readonly bosTokenId: number | null;
   readonly modelMaxLength: number | null;
@@ -54,32 +55,28 @@ export class HfTokenizer implements Tokenizer {
   /** Default sampling values of `generation_config.json` (only the keys it sets). */
   readonly samplingDefaults: Partial<SamplingParams>;
 
-  private readonly native: NativeTokenizer;
+  private readonly encoder: EncodeWorker;
   private readonly decoder: Decoder | null;
   /** Vocabulary strings by id (holes for unused ids). */
-  private readonly pieces: (string | undefined)[];
+  private readonly pieces: readonly (string | undefined)[];
   private readonly special: Uint8Array;
   private readonly cleanUp: boolean;
   private readonly templates: ChatTemplateRenderer;
   private readonly pieceDecoder: PieceDecoder;
-  private encoderSource: SyncEncoderSource | null;
-  private encoder: SyncEncoder | null = null;
+  private idsByPiece: Map<string, number> | null = null;
 
   constructor(parts: HfTokenizerParts) {
-    this.native = parts.native;
-    this.decoder = parts.native.getDecoder();
-    this.vocabSize = parts.native.getVocabSize(true);
-    this.pieces = [];
-    for (const [piece, id] of Object.entries(parts.native.getVocab(true))) this.pieces[id] = piece;
-    this.special = new Uint8Array(this.pieces.length);
-    for (const id of parts.specialIds) if (id < this.special.length) this.special[id] = 1;
+    this.encoder = parts.encoder;
+    this.decoder = parts.decoder;
+    this.vocabSize = parts.vocabulary.size;
+    this.pieces = parts.vocabulary.pieces;
+    this.special = parts.vocabulary.special;
     this.eosTokenIds = parts.eosTokenIds;
     this.bosTokenId = parts.bosTokenId;
     this.modelMaxLength = parts.modelMaxLength;
     this.samplingDefaults = parts.samplingDefaults;
     this.cleanUp = parts.cleanUpTokenizationSpaces;
     this.templates = parts.chatTemplates;
-    this.encoderSource = parts.encoderSource;
     this.pieceDecoder = {
       piece: (id) => this.pieces[id],
       isSpecial: (id) => this.special[id] === 1,
@@ -99,21 +96,13 @@ export class HfTokenizer implements Tokenizer {
    */
   encode(text: string, options: EncodeOptions = {}): number[] {
     checkText(text);
-    if (this.encoder === null || !this.encoder.usable) {
-      if (this.encoderSource === null)
-        throw new FerrumError('invalid_argument', 'this tokenizer is disposed');
-      this.encoder = new SyncEncoder(this.encoderSource);
-    }
-    return this.encoder.encode(text, options.addSpecialTokens ?? true);
+    return this.encoder.encodeSync(text, options.addSpecialTokens ?? true);
   }
 
-  /** {@link HfTokenizer.encode} on the libuv thread pool, without blocking the event loop. */
+  /** {@link HfTokenizer.encode} without blocking the event loop (the worker encodes). */
   async encodeAsync(text: string, options: EncodeOptions = {}): Promise<number[]> {
     checkText(text);
-    const encoding = await this.native.encode(text, null, {
-      addSpecialTokens: options.addSpecialTokens ?? true,
-    });
-    return encoding.getIds();
+    return this.encoder.encode(text, options.addSpecialTokens ?? true);
   }
 
   /** Text of `ids`, exactly as transformers' `decode`. Ids the tokenizer does not know are skipped. */
@@ -149,7 +138,13 @@ export class HfTokenizer implements Tokenizer {
 
   /** The id of a vocabulary string or added token, or null. */
   tokenToId(token: string): number | null {
-    return this.native.tokenToId(token) ?? null;
+    if (this.idsByPiece === null) {
+      this.idsByPiece = new Map();
+      this.pieces.forEach((piece, id) => {
+        if (piece !== undefined) this.idsByPiece!.set(piece, id);
+      });
+    }
+    return this.idsByPiece.get(token) ?? null;
   }
 
   /** True for added tokens marked `special` (what `skipSpecialTokens` leaves out). */
@@ -158,11 +153,8 @@ export class HfTokenizer implements Tokenizer {
   }
 
   /** Stop the encode worker. `encode` then throws; everything else keeps working. */
-  async dispose(): Promise<void> {
-    this.encoderSource = null;
-    const encoder = this.encoder;
-    this.encoder = null;
-    await encoder?.dispose();
+  dispose(): Promise<void> {
+    return this.encoder.dispose();
   }
 
   private decodePieces(pieces: string[]): string {

@@ -1,7 +1,6 @@
 import path from 'node:path';
-import { FerrumError } from '@ferrum/types';
-import { Tokenizer as NativeTokenizer } from 'tokenizers';
 import { ChatTemplateRenderer } from './chat-template.js';
+import { EncodeWorker } from './encode-worker.js';
 import { parseGenerationConfig } from './generation-config.js';
 import { HfTokenizer } from './hf-tokenizer.js';
 import { readChatTemplates } from './read-chat-templates.js';
@@ -10,8 +9,10 @@ import { parseTokenizerConfig, type TokenizerConfig } from './tokenizer-config.j
 import {
   applyTransformersPipeline,
   hasByteFallbackDecoder,
+  mayRewritePipeline,
   type TokenizerJson,
 } from './transformers-pipeline.js';
+import { loadDecoder, readVocabulary } from './vocabulary.js';
 
 /** Options of {@link loadTokenizer}. */
 export interface LoadTokenizerOptions {
@@ -24,7 +25,8 @@ export interface LoadTokenizerOptions {
 /**
  * Load the tokenizer of a model directory in Hugging Face layout: `tokenizer.json`, and when present
  * `tokenizer_config.json`, `special_tokens_map.json`, `generation_config.json` and chat template files.
- * Returns null when the directory has no `tokenizer.json` (token-id prompts only).
+ * Returns null when the directory has no `tokenizer.json` (token-id prompts only). The native tokenizer
+ * loads on a worker thread while this thread reads the vocabulary.
  *
  * @throws FerrumError `invalid_checkpoint` when a file is unreadable or malformed.
  */
@@ -41,56 +43,61 @@ export async function loadTokenizer(
     (await readOptionalJsonObject(path.join(modelDir, 'special_tokens_map.json'))) ?? {},
     configFile,
   );
-  const generationFile = path.join(modelDir, 'generation_config.json');
-  const generation = parseGenerationConfig(
-    (await readOptionalJsonObject(generationFile)) ?? {},
-    generationFile,
-  );
-  const templates = await readChatTemplates(modelDir, config.chatTemplates);
-  if (options.chatTemplate !== undefined) templates.set('default', options.chatTemplate);
 
-  const json = parseJsonObject(tokenizerText, tokenizerFile) as TokenizerJson;
-  const rewritten = applyTransformersPipeline(json, config) ? JSON.stringify(json) : null;
-  const native = loadNative(rewritten ?? tokenizerText, tokenizerFile);
-  const idOf = (token: string | null | undefined) => (token ? (native.tokenToId(token) ?? null) : null);
-
-  const eosTokenIds: number[] = [];
-  for (const id of [idOf(config.specialTokens.eos_token), ...generation.eosTokenIds]) {
-    if (id !== null && !eosTokenIds.includes(id)) eosTokenIds.push(id);
-  }
-  return new HfTokenizer({
-    native,
-    encoderSource: rewritten === null ? { file: tokenizerFile } : { json: rewritten },
-    specialIds: new Set((json.added_tokens ?? []).filter((token) => token.special).map((token) => token.id)),
-    eosTokenIds,
-    bosTokenId: idOf(config.specialTokens.bos_token),
-    modelMaxLength: config.modelMaxLength,
-    cleanUpTokenizationSpaces: config.cleanUpTokenizationSpaces,
-    byteFallback: hasByteFallbackDecoder(json.decoder),
-    samplingDefaults: generation.samplingDefaults,
-    chatTemplates: new ChatTemplateRenderer(
-      templates,
-      templateVariables(config),
-      options.now ?? (() => new Date()),
-    ),
-  });
-}
-
-function loadNative(json: string, file: string): NativeTokenizer {
+  // Files transformers uses as they are start loading at once; the others after their rewrite.
+  let encoder = mayRewritePipeline(config)
+    ? null
+    : EncodeWorker.start({ file: tokenizerFile }, tokenizerFile);
+  encoder?.catch(() => {});
   try {
-    return NativeTokenizer.fromString(json);
-  } catch (error) {
-    throw new FerrumError('invalid_checkpoint', `${file} cannot be loaded: ${(error as Error).message}`, {
-      cause: error,
-      details: { file },
+    const json = parseJsonObject(tokenizerText, tokenizerFile) as TokenizerJson;
+    if (encoder === null) {
+      const source = applyTransformersPipeline(json, config)
+        ? { json: JSON.stringify(json) }
+        : { file: tokenizerFile };
+      encoder = EncodeWorker.start(source, tokenizerFile);
+    }
+    const vocabulary = readVocabulary(json, tokenizerFile);
+    const decoder = loadDecoder(json.decoder, tokenizerFile);
+    const generationFile = path.join(modelDir, 'generation_config.json');
+    const generation = parseGenerationConfig(
+      (await readOptionalJsonObject(generationFile)) ?? {},
+      generationFile,
+    );
+    const templates = await readChatTemplates(modelDir, config.chatTemplates);
+    if (options.chatTemplate !== undefined) templates.set('default', options.chatTemplate);
+
+    const idOf = (token: string | undefined) => (token ? vocabulary.pieces.indexOf(token) : -1);
+    const eosTokenIds: number[] = [];
+    for (const id of [idOf(config.specialTokens.eos_token), ...generation.eosTokenIds]) {
+      if (id >= 0 && !eosTokenIds.includes(id)) eosTokenIds.push(id);
+    }
+    const bosTokenId = idOf(config.specialTokens.bos_token);
+    return new HfTokenizer({
+      encoder: await encoder,
+      decoder,
+      vocabulary,
+      eosTokenIds,
+      bosTokenId: bosTokenId >= 0 ? bosTokenId : null,
+      modelMaxLength: config.modelMaxLength,
+      cleanUpTokenizationSpaces: config.cleanUpTokenizationSpaces,
+      byteFallback: hasByteFallbackDecoder(json.decoder),
+      samplingDefaults: generation.samplingDefaults,
+      chatTemplates: new ChatTemplateRenderer(
+        templates,
+        templateVariables(config),
+        options.now ?? (() => new Date()),
+      ),
     });
+  } catch (error) {
+    await encoder?.then((worker) => worker.dispose()).catch(() => {});
+    throw error;
   }
 }
 
 /** transformers' `special_tokens_map` as template variables: set tokens only, plus the additional list. */
 function templateVariables(config: TokenizerConfig): Record<string, string | readonly string[]> {
-  const variables: Record<string, string | readonly string[]> = {};
-  for (const [key, value] of Object.entries(config.specialTokens)) if (value) variables[key] = value;
+  const variables: Record<string, string | readonly string[]> = { ...config.specialTokens };
   if (config.additionalSpecialTokens.length > 0) {
     variables.additional_special_tokens = config.additionalSpecialTokens;
   }

@@ -16,6 +16,11 @@ export interface TokenizerJson {
 const LLAMA_CLASSES = new Set(['LlamaTokenizer', 'LlamaTokenizerFast']);
 const SPIECE_UNDERLINE = '\u2581';
 
+/** Whether {@link applyTransformersPipeline} may change a `tokenizer.json` of this configuration. */
+export function mayRewritePipeline(config: TokenizerConfig): boolean {
+  return LLAMA_CLASSES.has(config.tokenizerClass ?? '');
+}
+
 /**
  * Make a `tokenizer.json` behave as transformers 5 loads it. transformers 5 keeps the file's vocabulary
  * and merges but, for `LlamaTokenizer` (Llama 2, Mistral, TinyLlama), builds the rest itself: no
@@ -27,7 +32,7 @@ const SPIECE_UNDERLINE = '\u2581';
  * @throws FerrumError `invalid_checkpoint` when a BOS/EOS token to add is not in the vocabulary.
  */
 export function applyTransformersPipeline(json: TokenizerJson, config: TokenizerConfig): boolean {
-  if (!LLAMA_CLASSES.has(config.tokenizerClass ?? '')) return false;
+  if (!mayRewritePipeline(config)) return false;
   if (json.model?.type !== 'BPE' || json.model.byte_fallback !== true) return false;
   const addPrefixSpace = config.addPrefixSpace ?? true;
   const prependScheme = !addPrefixSpace ? 'never' : config.legacy === false ? 'first' : 'always';

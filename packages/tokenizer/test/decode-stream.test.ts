@@ -35,6 +35,15 @@ describe.each(Object.keys(DIRS) as (keyof typeof DIRS)[])('streaming detokenizat
       { maxLength: 48 },
     );
 
+  it('has the Rust tokenizer vocabulary', () => {
+    expect(tokenizer.vocabSize).toBe(reference.getVocabSize(true));
+    for (let id = 0; id < tokenizer.vocabSize; id += 97) {
+      const token = reference.idToToken(id);
+      expect(tokenizer.idToToken(id)).toBe(token);
+      if (token !== null) expect(tokenizer.tokenToId(token)).toBe(reference.tokenToId(token));
+    }
+  });
+
   it('decode equals the Rust tokenizer decode for random ids', async () => {
     await fc.assert(
       fc.asyncProperty(ids(), fc.boolean(), async (sequence, skipSpecialTokens) => {
