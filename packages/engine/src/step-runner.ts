@@ -67,7 +67,8 @@ export class StepRunner {
       const i = hostRows ? hostRows[j] : j;
       out[i] = sampled.tokenIds[j];
       if (samplerRows[j].context.params.logprobs === null) continue;
-      const top = sampled.topLogprobs[j];
+      // The sampler reuses its output arrays on the next call; chunks outlive the step.
+      const top = sampled.topLogprobs[j]?.map((e) => ({ tokenId: e.tokenId, logprob: e.logprob }));
       this.logprobs[i] = top
         ? { tokenId: out[i], logprob: sampled.logprobs[j], top }
         : { tokenId: out[i], logprob: sampled.logprobs[j] };
