@@ -1,0 +1,102 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { EngineMetrics } from '@ferrum/engine';
+import type { InferenceEngine } from '@ferrum/interfaces';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import type { ToolCallSyntax } from './chat-choice-output.js';
+import { OpenAIError, toOpenAIError } from './openai-error.js';
+import type { RouteContext } from './route-context.js';
+import { registerChatCompletionsRoute } from './routes/chat-completions.js';
+import { registerCompletionsRoute } from './routes/completions.js';
+import { registerInfoRoutes } from './routes/info-routes.js';
+import { registerTokenizeRoutes } from './routes/tokenize-routes.js';
+import { formatSchemaErrors, type SchemaError } from './schema-error-formatter.js';
+
+/** An engine the server can front: the public engine API plus its metrics. */
+export type ServableEngine = InferenceEngine & { metrics(): EngineMetrics };
+
+/** Options of {@link createServer}. */
+export interface ServerOptions {
+  /** Name clients must send as `model`; defaults to the engine's `modelName`. */
+  readonly servedModelName?: string;
+  /** When set, `/v1/*` routes require `Authorization: Bearer <apiKey>`. */
+  readonly apiKey?: string;
+  /** Largest request body in bytes; larger bodies get 413. Default 16 MiB. */
+  readonly bodyLimitBytes?: number;
+  /** Longest prompt + output; sets the default `max_tokens`. Defaults to the model's position limit. */
+  readonly maxModelLen?: number;
+  /** `Retry-After` seconds sent with 503 (queue full). Default 1. */
+  readonly retryAfterSeconds?: number;
+  /** How the model writes tool calls; null (the default) returns tool-call text as plain content. */
+  readonly toolCallSyntax?: ToolCallSyntax | null;
+  /** Fastify's logger option. Default false. */
+  readonly logger?: FastifyServerOptions['logger'];
+}
+
+const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Build the OpenAI-compatible HTTP server for `engine` (not listening yet: call `listen`, or use
+ * `startServer`). The server does not own the engine: closing it leaves the engine running.
+ */
+export function createServer(engine: ServableEngine, options: ServerOptions = {}): FastifyInstance {
+  const retryAfterSeconds = options.retryAfterSeconds ?? 1;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    // close() ends every connection, streams included (clients may hold idle or half-open sockets);
+    // whoever owns the engine decides whether to drain it first.
+    forceCloseConnections: true,
+    // Strict validation: no coercion of "1" to 1 and no silent removal of fields; `verbose` lets the
+    // formatter read each union's description.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, verbose: true } },
+    schemaErrorFormatter: (errors, dataVar) =>
+      formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
+  });
+  const context: RouteContext = {
+    engine,
+    servedModelName: options.servedModelName ?? engine.modelName,
+    maxModelLen: options.maxModelLen ?? engine.modelInfo.config.maxPositionEmbeddings,
+    retryAfterSeconds,
+    toolCallSyntax: options.toolCallSyntax ?? null,
+  };
+  if (options.apiKey) requireApiKey(app, options.apiKey);
+  app.setErrorHandler((error, request, reply) => {
+    const openAIError = toOpenAIError(error, retryAfterSeconds);
+    if (openAIError.statusCode >= 500) request.log.error(error);
+    return sendError(reply, openAIError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      reply,
+      new OpenAIError(
+        404,
+        `unknown route ${request.method} ${request.url}`,
+        'invalid_request_error',
+        'not_found',
+      ),
+    ),
+  );
+  registerCompletionsRoute(app, context);
+  registerChatCompletionsRoute(app, context);
+  registerTokenizeRoutes(app, context);
+  registerInfoRoutes(app, context, () => engine.metrics());
+  return app;
+}
+
+function sendError(reply: FastifyReply, error: OpenAIError): FastifyReply {
+  return reply.code(error.statusCode).headers(error.headers).send(error.toBody());
+}
+
+/** Bearer-token check on the OpenAI routes (`/v1/*`); health, metrics and tokenize stay open, as in vLLM. */
+function requireApiKey(app: FastifyInstance, apiKey: string): void {
+  const expected = Buffer.from(`Bearer ${apiKey}`);
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.url.startsWith('/v1/')) return;
+    const given = Buffer.from(request.headers.authorization ?? '');
+    if (given.length === expected.length && timingSafeEqual(given, expected)) return;
+    return sendError(
+      reply,
+      new OpenAIError(401, 'invalid or missing API key', 'invalid_request_error', 'invalid_api_key'),
+    );
+  });
+}

@@ -1,0 +1,34 @@
+import type { EngineMetrics } from '@ferrum/engine';
+import type { FastifyInstance } from 'fastify';
+import { renderPrometheusMetrics } from '../prometheus-metrics.js';
+import type { RouteContext } from '../route-context.js';
+
+/** `GET /v1/models`, `GET /health` and `GET /metrics`. */
+export function registerInfoRoutes(
+  app: FastifyInstance,
+  context: RouteContext,
+  metrics: () => EngineMetrics,
+): void {
+  const created = Math.floor(Date.now() / 1000);
+  app.get('/v1/models', async () => ({
+    object: 'list',
+    data: [
+      {
+        id: context.servedModelName,
+        object: 'model',
+        created,
+        owned_by: 'ferrum',
+        root: context.engine.modelName,
+        parent: null,
+        max_model_len: context.maxModelLen,
+      },
+    ],
+  }));
+  // vLLM's health check: 200 with an empty body while the server can take requests.
+  app.get('/health', async (_request, reply) => reply.code(200).send());
+  app.get('/metrics', async (_request, reply) =>
+    reply
+      .type('text/plain; version=0.0.4; charset=utf-8')
+      .send(renderPrometheusMetrics(metrics(), context.servedModelName)),
+  );
+}

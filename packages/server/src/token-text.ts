@@ -1,0 +1,14 @@
+import type { Tokenizer } from '@ferrum/interfaces';
+
+/**
+ * The text of one token as logprobs report it: the decoded piece with special tokens kept, or vLLM's
+ * `token_id:N` when the model has no tokenizer.
+ */
+export function tokenText(tokenizer: Tokenizer | null, tokenId: number): string {
+  return tokenizer ? tokenizer.decode([tokenId], { skipSpecialTokens: false }) : `token_id:${tokenId}`;
+}
+
+/** JSON has no -Infinity: masked tokens report vLLM's floor instead. */
+export function finiteLogprob(logprob: number): number {
+  return Number.isFinite(logprob) ? logprob : -9999;
+}
