@@ -31,7 +31,7 @@ export class StepPlanner {
 
   private preemptForPriority(): void {
     const { waiting, running, options } = this.registry;
-    if (waiting.length === 0 || running.length === 0) return;
+    if (waiting.length === 0 || !this.hasWorseRunning(waiting.at(0))) return;
     let numDecodes = 0;
     for (let i = 0; i < running.length; i++) if (running.at(i).state === 'decoding') numDecodes++;
     // What the better-priority waiting sequences accepted so far will need: seats, slots, tokens.
