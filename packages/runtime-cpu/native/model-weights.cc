@@ -147,15 +147,19 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// A pure function of (seed, tensor, element): the same weights whatever the thread count.
+// A pure function of (seed, tensor, element): the same weights whatever the thread count. One 64-bit hash
+// gives four 16-bit uniforms (elements 4j .. 4j + 3), plenty for random weights.
 void fillDummy(const Placement& p, size_t tensorIndex, uint64_t seed, int64_t begin, int64_t end, unsigned char* base) {
   unsigned char* dst = base + p.offset;
   const uint64_t stream = splitmix64(seed ^ (static_cast<uint64_t>(tensorIndex) << 32));
+  const bool norm = isNorm(p.role);
+  uint64_t bits = splitmix64(stream + static_cast<uint64_t>(begin >> 2));
   for (int64_t i = begin; i < end; ++i) {
     float value = 1.0f;
-    if (!isNorm(p.role)) {
-      const uint64_t bits = splitmix64(stream + static_cast<uint64_t>(i));
-      const float unit = static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+    if (!norm) {
+      if ((i & 3) == 0) bits = splitmix64(stream + static_cast<uint64_t>(i >> 2));
+      const uint32_t piece = static_cast<uint32_t>(bits >> ((i & 3) * 16)) & 0xffffu;
+      const float unit = (static_cast<float>(piece) + 0.5f) * (1.0f / 65536.0f);  // (0, 1)
       value = (2.0f * unit - 1.0f) * kDummyHalfWidth;
     }
     if (p.storage == DType::F32) {
