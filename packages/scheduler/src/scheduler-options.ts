@@ -56,7 +56,9 @@ export function resolveSchedulerOptions(
   requireInteger('maxNumBatchedTokens', maxNumBatchedTokens, maxNumSeqs);
   requireInteger('maxModelLen', maxModelLen, 1);
   if (maxModelLen > kv.numSlots) {
-    invalid(`maxModelLen (${maxModelLen}) exceeds the KV pool (${kv.numSlots} slots)`);
+    invalid(
+      `maxModelLen (${maxModelLen}) exceeds the KV pool (${kv.numSlots} slots): lower it or enlarge the pool`,
+    );
   }
   const chunkedPrefill = options.chunkedPrefill ?? true;
   if (!chunkedPrefill && maxNumBatchedTokens < maxModelLen) {
