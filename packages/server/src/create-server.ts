@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { EngineMetrics } from '@ferrum/engine';
 import type { InferenceEngine } from '@ferrum/interfaces';
+import type { ToolCallFormat } from '@ferrum/tokenizer';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
-import type { ToolCallSyntax } from './chat-choice-output.js';
 import { OpenAIError, toOpenAIError } from './openai-error.js';
 import type { RouteContext } from './route-context.js';
 import { registerChatCompletionsRoute } from './routes/chat-completions.js';
@@ -10,6 +10,7 @@ import { registerCompletionsRoute } from './routes/completions.js';
 import { registerInfoRoutes } from './routes/info-routes.js';
 import { registerTokenizeRoutes } from './routes/tokenize-routes.js';
 import { formatSchemaErrors, type SchemaError } from './schema-error-formatter.js';
+import { detectToolCallFormat } from './tool-call-format.js';
 
 /** An engine the server can front: the public engine API plus its metrics. */
 export type ServableEngine = InferenceEngine & { metrics(): EngineMetrics };
@@ -26,8 +27,11 @@ export interface ServerOptions {
   readonly maxModelLen?: number;
   /** `Retry-After` seconds sent with 503 (queue full). Default 1. */
   readonly retryAfterSeconds?: number;
-  /** How the model writes tool calls; null (the default) returns tool-call text as plain content. */
-  readonly toolCallSyntax?: ToolCallSyntax | null;
+  /**
+   * How the model writes tool calls (vLLM's `--tool-call-parser`): `auto` (the default) asks the chat
+   * template; null returns tool-call text as plain content.
+   */
+  readonly toolCallParser?: ToolCallFormat | 'auto' | null;
   /** Fastify's logger option. Default false. */
   readonly logger?: FastifyServerOptions['logger'];
 }
@@ -57,7 +61,10 @@ export function createServer(engine: ServableEngine, options: ServerOptions = {}
     servedModelName: options.servedModelName ?? engine.modelName,
     maxModelLen: options.maxModelLen ?? engine.modelInfo.config.maxPositionEmbeddings,
     retryAfterSeconds,
-    toolCallSyntax: options.toolCallSyntax ?? null,
+    toolCallFormat:
+      (options.toolCallParser ?? 'auto') === 'auto'
+        ? detectToolCallFormat(engine.tokenizer)
+        : (options.toolCallParser as ToolCallFormat | null),
   };
   if (options.apiKey) requireApiKey(app, options.apiKey);
   app.setErrorHandler((error, request, reply) => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { InferenceEngine } from '@ferrum/interfaces';
+import type { ToolCallFormat } from '@ferrum/tokenizer';
 import type { FinishReason, Usage } from '@ferrum/types';
-import type { ToolCallSyntax } from './chat-choice-output.js';
 import { OpenAIError } from './openai-error.js';
 
 /** What every route needs: the engine and the server's settings. */
@@ -11,7 +11,7 @@ export interface RouteContext {
   readonly maxModelLen: number;
   readonly retryAfterSeconds: number;
   /** How the served model writes tool calls; null when tool calls are not parsed. */
-  readonly toolCallSyntax: ToolCallSyntax | null;
+  readonly toolCallFormat: ToolCallFormat | null;
 }
 
 /** 404 unless `model` is the served model (OpenAI's `model_not_found`). */

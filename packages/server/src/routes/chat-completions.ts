@@ -1,5 +1,6 @@
+import { createToolCallParser, type ToolCallDelta, type ToolCallParser } from '@ferrum/tokenizer';
+import type { ChatToolCall } from '@ferrum/types';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { ChatChoiceOutput, type ToolCallBody } from '../chat-choice-output.js';
 import { renderChatPrompt } from '../chat-prompt.js';
 import { type GenerationRun, startGeneration } from '../generation-run.js';
 import { type ChatLogprob, chatLogprobs } from '../logprobs-format.js';
@@ -23,10 +24,28 @@ interface Header {
   readonly model: string;
 }
 
+/** Text state of one choice: its tool-call parser (null when tools are off) and how many calls it made. */
+class ChoiceOutput {
+  numToolCalls = 0;
+  started = false;
+
+  constructor(private readonly parser: ToolCallParser | null) {}
+
+  /** Split a text delta (and, at the end, whatever the parser held back) into content and tool calls. */
+  push(text: string, finished: boolean): { content: string; toolCalls: ToolCallDelta[] } {
+    if (!this.parser) return { content: text, toolCalls: [] };
+    const step = this.parser.push(text);
+    const end = finished ? this.parser.finish() : null;
+    const toolCalls = end ? [...step.toolCalls, ...end.toolCalls] : [...step.toolCalls];
+    this.numToolCalls += toolCalls.length;
+    return { content: end ? step.text + end.text : step.text, toolCalls };
+  }
+}
+
 /** How one request's choices are produced and reported. */
 interface ChatPlan {
   readonly header: Header;
-  readonly outputs: ChatChoiceOutput[];
+  readonly outputs: ChoiceOutput[];
   /** Alternatives per token when logprobs were asked for, else null. */
   readonly topLogprobs: number | null;
   readonly context: RouteContext;
@@ -70,10 +89,13 @@ export function registerChatCompletionsRoute(app: FastifyInstance, context: Rout
       },
     ]);
     abortOnDisconnect(reply, run);
-    const syntax = useTools ? context.toolCallSyntax : null;
+    const format = useTools ? context.toolCallFormat : null;
     const plan: ChatPlan = {
       header,
-      outputs: Array.from({ length: sampling.n ?? 1 }, () => new ChatChoiceOutput(syntax)),
+      outputs: Array.from(
+        { length: sampling.n ?? 1 },
+        () => new ChoiceOutput(format ? createToolCallParser(format) : null),
+      ),
       topLogprobs,
       context,
     };
@@ -102,9 +124,10 @@ function logprobsOf(plan: ChatPlan, entries: Parameters<typeof chatLogprobs>[0] 
   return { content: chatLogprobs(entries ?? [], plan.context.engine.tokenizer, plan.topLogprobs) };
 }
 
-function finishOf(reason: Parameters<typeof finishReasonOf>[0], toolCalls: readonly ToolCallBody[]) {
+/** A choice that called tools and stopped by itself finishes with `tool_calls`, as OpenAI reports it. */
+function finishOf(reason: Parameters<typeof finishReasonOf>[0], output: ChoiceOutput) {
   const mapped = finishReasonOf(reason);
-  return toolCalls.length > 0 && mapped === 'stop' ? 'tool_calls' : mapped;
+  return output.numToolCalls > 0 && mapped === 'stop' ? 'tool_calls' : mapped;
 }
 
 async function* streamEvents(
@@ -114,24 +137,22 @@ async function* streamEvents(
 ): AsyncGenerator<unknown> {
   const base = { ...plan.header, object: 'chat.completion.chunk' };
   const usage = new UsageTotal();
-  const started = new Set<number>();
   for await (const { chunk } of run.chunks) {
     if (chunk.usage) usage.add(chunk.usage);
     const output = plan.outputs[chunk.index];
-    let content = output.push(chunk.text);
-    const end = chunk.finishReason ? output.finish() : null;
-    if (end) content += end.content;
-    const first = !started.has(chunk.index);
+    const finished = chunk.finishReason !== undefined;
+    const { content, toolCalls } = output.push(chunk.text, finished);
+    const first = !output.started;
     // Text held back for a possible tool call produces no event until it resolves.
-    if (!first && !end && content === '' && !chunk.logprobs?.length) continue;
-    started.add(chunk.index);
+    if (!first && !finished && content === '' && toolCalls.length === 0 && !chunk.logprobs?.length) continue;
+    output.started = true;
     const delta: Record<string, unknown> = first ? { role: 'assistant', content } : { content };
-    if (end && end.toolCalls.length > 0) delta.tool_calls = end.toolCalls;
+    if (toolCalls.length > 0) delta.tool_calls = toolCalls;
     const choice = {
       index: chunk.index,
       delta,
       logprobs: logprobsOf(plan, chunk.logprobs),
-      finish_reason: end ? finishOf(chunk.finishReason, end.toolCalls) : null,
+      finish_reason: finished ? finishOf(chunk.finishReason, output) : null,
     };
     yield { ...base, choices: [choice] };
   }
@@ -145,7 +166,7 @@ async function collect(run: GenerationRun, plan: ChatPlan, reply: FastifyReply) 
     message: {
       role: 'assistant',
       content: '' as string | null,
-      tool_calls: undefined as ToolCallBody[] | undefined,
+      tool_calls: undefined as ChatToolCall[] | undefined,
     },
     logprobs: plan.topLogprobs === null ? null : { content: [] as ChatLogprob[] },
     finish_reason: null as string | null,
@@ -154,16 +175,18 @@ async function collect(run: GenerationRun, plan: ChatPlan, reply: FastifyReply) 
     if (chunk.usage) usage.add(chunk.usage);
     const choice = choices[chunk.index];
     const output = plan.outputs[chunk.index];
-    choice.message.content += output.push(chunk.text);
+    const finished = chunk.finishReason !== undefined;
+    const { content, toolCalls } = output.push(chunk.text, finished);
+    choice.message.content += content;
     choice.logprobs?.content.push(...(logprobsOf(plan, chunk.logprobs)?.content ?? []));
-    if (!chunk.finishReason) continue;
-    const end = output.finish();
-    choice.message.content += end.content;
-    if (end.toolCalls.length > 0) {
-      choice.message.tool_calls = end.toolCalls;
-      if (choice.message.content === '') choice.message.content = null;
+    for (const call of toolCalls) {
+      choice.message.tool_calls ??= [];
+      choice.message.tool_calls.push({ id: call.id, type: call.type, function: call.function });
     }
-    choice.finish_reason = finishOf(chunk.finishReason, end.toolCalls);
+    if (!finished) continue;
+    // OpenAI reports a message that only calls tools with null content.
+    if (choice.message.tool_calls && choice.message.content === '') choice.message.content = null;
+    choice.finish_reason = finishOf(chunk.finishReason, output);
   }
   return reply.send({ ...plan.header, object: 'chat.completion', choices, usage: usage.toBody() });
 }

@@ -7,7 +7,8 @@ const SPECIALS: Record<number, string> = { [BOS_ID]: '<s>', [EOS_ID]: '</s>' };
 
 /**
  * A test tokenizer: one token per UTF-8 byte (ids 0-255) plus BOS/EOS. Its chat template writes
- * `<|role|>content` lines and, with tools, a `<tools>` JSON line, so tests can read what was rendered.
+ * `<|role|>content` lines (tool calls in Hermes tags) and, with tools, a `<tools>` JSON line, so tests
+ * can read what was rendered.
  */
 export function createByteTokenizer(): Tokenizer {
   const decode = (ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }) => {
@@ -36,7 +37,13 @@ export function createByteTokenizer(): Tokenizer {
       if (messages[0].role === 'assistant')
         throw new Error('conversations must not start with an assistant turn');
       let text = options.tools ? `<tools>${JSON.stringify(options.tools)}</tools>\n` : '';
-      for (const m of messages) text += `<|${m.role}|>${typeof m.content === 'string' ? m.content : ''}\n`;
+      for (const m of messages) {
+        const calls = (m.tool_calls ?? []).map(
+          (c) =>
+            `<tool_call>{"name": "${c.function.name}", "arguments": ${c.function.arguments}}</tool_call>`,
+        );
+        text += `<|${m.role}|>${typeof m.content === 'string' ? m.content : ''}${calls.join('')}\n`;
+      }
       return (options.addGenerationPrompt ?? true) ? `${text}<|assistant|>` : text;
     },
     createDecodeStream(): DecodeStream {
