@@ -8,14 +8,14 @@ import { randomStream, randomWorkload, type TimedRequest } from './support/workl
 const NUM_SLOTS = 8192;
 const MAX_MODEL_LEN = 100;
 const SHAPE = {
-  numRequests: 300,
+  numRequests: 400,
   maxPromptTokens: 60,
   maxOutputTokens: 40,
   arrivalSteps: 40,
   maxPriority: 2,
   forkFraction: 0.2,
 };
-const LIMITS = { maxNumSeqs: 128, maxNumBatchedTokens: 192, maxModelLen: MAX_MODEL_LEN };
+const LIMITS = { maxNumSeqs: 256, maxNumBatchedTokens: 320, maxModelLen: MAX_MODEL_LEN };
 /** Live states an abort has not hit yet are targeted first, so each gets aborted when it occurs. */
 const ABORT_STATES = ['waiting', 'prefilling', 'decoding', 'preempted'];
 
