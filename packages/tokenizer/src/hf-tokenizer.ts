@@ -21,7 +21,7 @@ export interface DecodeOptions {
   readonly cleanUpTokenizationSpaces?: boolean;
 }
 
-/** Everything {@link loadTokenizer} assembles for an {@link HfTokenizer}. */
+/** Everything `loadTokenizer` assembles for an {@link HfTokenizer} (internal). */
 export interface HfTokenizerParts {
   /** Worker thread that owns the native tokenizer and encodes. */
   readonly encoder: EncodeWorker;
@@ -40,7 +40,7 @@ export interface HfTokenizerParts {
 
 /**
  * A Hugging Face tokenizer (`tokenizer.json` through the `tokenizers` binding) with the model's
- * configuration, behaving as transformers 5 does. Create it with {@link loadTokenizer}; call
+ * configuration, behaving as transformers 5 does. Create it with `loadTokenizer`; call
  * {@link HfTokenizer.dispose} when done to stop its encode worker.
  */
 export class HfTokenizer implements Tokenizer {

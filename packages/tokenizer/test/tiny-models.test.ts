@@ -55,6 +55,15 @@ describe.skipIf(!existsSync(goldenFile))('repo tiny tokenizer (skipped: fixtures
     expect(tokenizer.modelMaxLength).toBe(2048);
   });
 
+  it('serves synchronous and asynchronous encodes side by side', async () => {
+    const texts = golden!.encode.map((entry) => entry.text);
+    const pending = Array.from({ length: 24 }, (_, i) => tokenizer.encodeAsync(texts[i % texts.length]));
+    const sync = texts.map((text) => tokenizer.encode(text));
+    const async = await Promise.all(pending);
+    expect(sync).toEqual(golden!.encode.map((entry) => entry.ids));
+    for (const [i, ids] of async.entries()) expect(ids).toEqual(golden!.encode[i % texts.length].ids);
+  });
+
   it('loads merges written as "a b" strings the same as [a, b] pairs', async () => {
     const json = JSON.parse(readFileSync(path.join(modelDir, 'tokenizer.json'), 'utf8'));
     expect(Array.isArray(json.model.merges[0])).toBe(true);
@@ -68,6 +77,22 @@ describe.skipIf(!existsSync(goldenFile))('repo tiny tokenizer (skipped: fixtures
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe.skipIf(!existsSync(goldenFile))('tokenizer lifetime (skipped: fixtures/tiny-models absent)', () => {
+  it('refuses work after dispose and fails calls still waiting', async () => {
+    const tokenizer = (await loadTokenizer(modelDir))!;
+    const waiting = expect(tokenizer.encodeAsync('x'.repeat(100_000))).rejects.toMatchObject({
+      code: 'aborted',
+    });
+    await tokenizer.dispose();
+    await waiting;
+    expect(() => tokenizer.encode('hi')).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+    expect(() => tokenizer.encode(42 as unknown as string)).toThrow(
+      expect.objectContaining({ code: 'invalid_argument' }),
+    );
+    expect(tokenizer.decode([1, 3])).toBe('<s><|im_start|>');
   });
 });
 
