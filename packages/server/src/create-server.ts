@@ -23,7 +23,10 @@ export interface ServerOptions {
   readonly apiKey?: string;
   /** Largest request body in bytes; larger bodies get 413. Default 16 MiB. */
   readonly bodyLimitBytes?: number;
-  /** Longest prompt + output; sets the default `max_tokens`. Defaults to the model's position limit. */
+  /**
+   * Longest prompt + output, as the engine was configured; sets the default `max_tokens`. Defaults to the
+   * model's position limit; capped by the KV pool.
+   */
   readonly maxModelLen?: number;
   /** `Retry-After` seconds sent with 503 (queue full). Default 1. */
   readonly retryAfterSeconds?: number;
@@ -59,7 +62,11 @@ export function createServer(engine: ServableEngine, options: ServerOptions = {}
   const context: RouteContext = {
     engine,
     servedModelName: options.servedModelName ?? engine.modelName,
-    maxModelLen: options.maxModelLen ?? engine.modelInfo.config.maxPositionEmbeddings,
+    // The engine never runs a sequence longer than its KV pool.
+    maxModelLen: Math.min(
+      options.maxModelLen ?? engine.modelInfo.config.maxPositionEmbeddings,
+      engine.modelInfo.numKvSlots,
+    ),
     retryAfterSeconds,
     toolCallFormat:
       (options.toolCallParser ?? 'auto') === 'auto'

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeEngine } from './helpers/fake-engine.js';
-import { eventually, serveForTest, type TestServer } from './helpers/serve.js';
+import { eventually, serveForTest, type TestServer, withExtras } from './helpers/serve.js';
 
 // The fake engine's greedy output cycles through the alphabet from (prompt length × 7) mod 26.
 function greedyText(promptLength: number, numTokens: number): string {
@@ -166,7 +166,7 @@ describe('OpenAI client against the server (fake engine)', () => {
   });
 
   it('maps OpenAI and vLLM sampling fields to the engine', async () => {
-    await t.client.completions.create({
+    const openAIFields = {
       model: 'fake-model',
       prompt: 'p',
       max_tokens: 4,
@@ -177,14 +177,16 @@ describe('OpenAI client against the server (fake engine)', () => {
       logit_bias: { '65': 10 },
       stop: ['zz', 'yy'],
       seed: 3,
-      // @ts-expect-error vLLM's extra fields
+    };
+    const vllmFields = {
       top_k: 5,
       min_p: 0.1,
       repetition_penalty: 1.2,
       ignore_eos: true,
       min_tokens: 2,
       stop_token_ids: [7],
-    });
+    };
+    await t.client.completions.create(withExtras(openAIFields, vllmFields));
     expect(engine.requests.at(-1)!.sampling).toMatchObject({
       maxTokens: 4,
       temperature: 0.5,

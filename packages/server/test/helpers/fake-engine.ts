@@ -1,4 +1,4 @@
-import type { InferenceEngine, Tokenizer } from '@ferrum/interfaces';
+import type { Tokenizer } from '@ferrum/interfaces';
 import {
   type EngineStatus,
   FerrumError,

@@ -34,3 +34,8 @@ export async function eventually(check: () => boolean, timeoutMs = 5000): Promis
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+/** Add vLLM's extra request fields (`ignore_eos`, `top_k`, ...) that the OpenAI client's types do not know. */
+export function withExtras<T extends object>(body: T, extras: Readonly<Record<string, unknown>>): T {
+  return { ...body, ...extras };
+}
