@@ -1,0 +1,67 @@
+#include "gemm.h"
+
+#include <string>
+
+#include "cuda-check.h"
+
+namespace ferrum {
+
+Gemm::Gemm(void* workspace, size_t workspaceBytes) : workspace_(workspace), workspaceBytes_(workspaceBytes) {
+  FERRUM_CUBLAS(cublasLtCreate(&handle_));
+}
+
+Gemm::~Gemm() {
+  for (auto& entry : plans_) {
+    cublasLtMatrixLayoutDestroy(entry.second.a);
+    cublasLtMatrixLayoutDestroy(entry.second.b);
+    cublasLtMatrixLayoutDestroy(entry.second.c);
+    cublasLtMatmulDescDestroy(entry.second.desc);
+  }
+  if (handle_ != nullptr) cublasLtDestroy(handle_);
+}
+
+// Row-major y = x·wᵀ is column-major yᵀ (n×m) = op(A)·B with A = w seen as a k×n column-major matrix
+// (transposed) and B = x seen as k×m column-major.
+const Gemm::Plan& Gemm::plan(int m, int n, int k, bool outF32) {
+  const uint64_t key = (static_cast<uint64_t>(m) << 42) ^ (static_cast<uint64_t>(n) << 21) ^
+                       static_cast<uint64_t>(k) ^ (outF32 ? (1ull << 63) : 0ull);
+  auto found = plans_.find(key);
+  if (found != plans_.end()) return found->second;
+  Plan p;
+  FERRUM_CUBLAS(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t transA = CUBLAS_OP_T, transB = CUBLAS_OP_N;
+  FERRUM_CUBLAS(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transA, sizeof(transA)));
+  FERRUM_CUBLAS(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &transB, sizeof(transB)));
+  FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16BF, k, n, k));
+  FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_16BF, k, m, k));
+  FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&p.c, outF32 ? CUDA_R_32F : CUDA_R_16BF, n, m, n));
+  cublasLtMatmulPreference_t preference = nullptr;
+  FERRUM_CUBLAS(cublasLtMatmulPreferenceCreate(&preference));
+  FERRUM_CUBLAS(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                     &workspaceBytes_, sizeof(workspaceBytes_)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found_count = 0;
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.a, p.b, p.c, p.c, preference, 1, &result, &found_count);
+  cublasLtMatmulPreferenceDestroy(preference);
+  if (status != CUBLAS_STATUS_SUCCESS || found_count == 0) {
+    cublasLtMatrixLayoutDestroy(p.a);
+    cublasLtMatrixLayoutDestroy(p.b);
+    cublasLtMatrixLayoutDestroy(p.c);
+    cublasLtMatmulDescDestroy(p.desc);
+    throw NativeError("internal", "cuBLASLt found no algorithm for " + std::to_string(m) + "x" + std::to_string(n) +
+                                      "x" + std::to_string(k));
+  }
+  p.algo = result.algo;
+  return plans_.emplace(key, p).first->second;
+}
+
+void Gemm::run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
+  if (m == 0) return;
+  const Plan& p = plan(m, n, k, outF32);
+  const float alpha = 1.f, beta = 0.f;
+  FERRUM_CUBLAS(cublasLtMatmul(handle_, p.desc, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo, workspace_,
+                               workspaceBytes_, stream));
+}
+
+}  // namespace ferrum

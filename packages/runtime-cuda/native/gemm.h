@@ -1,0 +1,39 @@
+// cuBLASLt for every GEMM of the model: y[M,N] = x[M,K] · w[N,K]ᵀ with bf16 operands, f32 accumulation,
+// and a bf16 or f32 output. Plans (descriptors + the heuristic's algorithm) are cached per shape.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "kernels/kernels.h"
+
+namespace ferrum {
+
+class Gemm {
+ public:
+  /** `workspace` is device memory of `workspaceBytes`, owned by the caller. */
+  Gemm(void* workspace, size_t workspaceBytes);
+  ~Gemm();
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+
+  void run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream);
+
+ private:
+  struct Plan {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+  };
+  const Plan& plan(int m, int n, int k, bool outF32);
+
+  cublasLtHandle_t handle_ = nullptr;
+  void* workspace_;
+  size_t workspaceBytes_;
+  std::unordered_map<uint64_t, Plan> plans_;
+};
+
+}  // namespace ferrum

@@ -1,0 +1,106 @@
+// Launchers of every CUDA kernel of the runtime. Each enqueues on `stream` and checks the launch; none
+// allocates or synchronizes. Row-major layouts throughout; bf16 activations, f32 where noted.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ferrum {
+
+using bf16 = __nv_bfloat16;
+
+/** Source element types of checkpoint tensors (matches the TS side's numbering). */
+enum class SourceDtype : int { kBf16 = 0, kF16 = 1, kF32 = 2 };
+
+/** dst[i] = bf16(src[i]) for f16 or f32 `src`. */
+void launchConvertToBf16(const void* src, SourceDtype dtype, bf16* dst, size_t count, cudaStream_t stream);
+/** Seeded uniform values in [-scale, scale): a pure function of (seed, index), so dummy models are reproducible. */
+void launchFillUniform(bf16* dst, size_t count, uint64_t seed, float scale, cudaStream_t stream);
+void launchFillConstant(bf16* dst, size_t count, float value, cudaStream_t stream);
+
+/** out[t] = table[ids[t]]; rows of `hidden` elements. */
+void launchEmbedding(const bf16* table, const int* ids, bf16* out, int numTokens, int hidden, cudaStream_t stream);
+
+/**
+ * Fused residual add + RMSNorm (Hugging Face rounding: the sum and the normalized value are rounded to bf16).
+ * Row i reads residual row r = rowIndex ? rowIndex[i] : i; when `delta` is set, x = residual[r] + delta[r]
+ * (+ deltaBias), else x = residual[r]. out[i] = weight * bf16(x / rms(x)). The sum is written back to
+ * residual[r] only when rowIndex is null.
+ */
+void launchAddRmsNorm(bf16* residual, const bf16* delta, const bf16* deltaBias, const int* rowIndex,
+                      const bf16* weight, bf16* out, int rows, int hidden, float eps, cudaStream_t stream);
+
+struct QkvRopeArgs {
+  bf16* qkv;                 // [T][qkvDim]; q heads, then k heads, then v heads; q rewritten in place
+  const bf16* bias;          // [qkvDim] or null
+  const bf16* qNorm;         // [headDim] or null (Qwen3)
+  const bf16* kNorm;         // [headDim] or null
+  const float* invFreq;      // [headDim / 2]
+  const int* positions;      // [T]
+  const int* slotMapping;    // [T]
+  bf16* kCache;              // this layer's K pool, [slots][kvDim]
+  bf16* vCache;              // this layer's V pool
+  int numTokens, numHeads, numKvHeads, headDim;
+  float eps;
+};
+/** Bias, q/k RMSNorm, RoPE (rotate_half layout) and the K/V writes at slotMapping, in one pass. */
+void launchQkvRope(const QkvRopeArgs& args, cudaStream_t stream);
+
+/** out[r][j] = silu(gateUp[r][j]) * gateUp[r][inter + j]. */
+void launchSwiglu(const bf16* gateUp, bf16* out, int rows, int inter, cudaStream_t stream);
+
+struct AttentionArgs {
+  const bf16* q;             // row t, head h at q + t * qRowStride + h * headDim
+  int qRowStride;
+  const bf16* kCache;        // this layer's pools, [slots][numKvHeads * headDim]
+  const bf16* vCache;
+  const int* kvIndices;      // the batch's kvIndices
+  const int* rowKvStart;     // [T] offset of the row's sequence in kvIndices
+  const int* rowKvLen;       // [T] kv entries the row attends to (causal: prefix + new tokens up to itself)
+  bf16* out;                 // [T][numHeads * headDim]
+  float* partial;            // [T][numHeads][numSplits][headDim + 2] when numSplits > 1
+  int numRows, numHeads, numKvHeads, headDim;
+  int numSplits, splitSize;  // the kv range of each row is cut into numSplits chunks of splitSize
+  float scale;
+};
+/** Paged attention over the token pool for any mix of prefill and decode rows (GQA-aware, split-K). */
+void launchAttention(const AttentionArgs& args, cudaStream_t stream);
+/** Head dims the attention and RoPE kernels are instantiated for. */
+bool attentionSupportsHeadDim(int headDim);
+
+/**
+ * For every layer and i < count: K and V of slot src[i] in (fromK, fromV) to slot dst[i] in (toK, toV).
+ * Pools are [layers][slots][kvDim]; a pool may live in mapped pinned host memory (swap).
+ */
+void launchKvCopy(const bf16* fromK, const bf16* fromV, size_t fromSlots, bf16* toK, bf16* toV, size_t toSlots,
+                  const int* src, const int* dst, int count, int numLayers, int kvDim, cudaStream_t stream);
+
+struct SamplingArgs {
+  float* logits;             // [S][vocab] f32, modified in place
+  int numRows, vocabSize;
+  const float* rowFloats;    // [S][4] temperature, topP, minP, repetitionPenalty
+  const int* rowInts;        // [S][4] topK, seed (uint32 bits), step, flags (kSample*)
+  const int* adjOffsets;     // [S + 1] sparse per-row logit adjustments
+  const int* adjIds;
+  const float* adjPre;       // added before the repetition penalty (logit bias)
+  const float* adjPost;      // added after it (-presence - frequency × count)
+  const int* adjFlags;       // kAdjRepetition | kAdjBanned
+  float* adjSaved;           // scratch: the raw logit of each adjusted id
+  const int* allowedOffsets; // [S + 1] sorted allowed ids of rows with kSampleAllowedOnly
+  const int* allowedIds;
+  int* outTokens;            // [S]
+  float* outLogprobs;        // [S]
+};
+constexpr int kSampleGreedy = 1;
+constexpr int kSampleProcessedLogprobs = 2;
+constexpr int kSampleAllowedOnly = 4;
+constexpr int kSampleSkip = 8;
+constexpr int kAdjRepetition = 1;
+constexpr int kAdjBanned = 2;
+/** The built-in sampling chain, one block per row (see sampling.cu for the exact semantics). */
+void launchSampling(const SamplingArgs& args, cudaStream_t stream);
+
+}  // namespace ferrum

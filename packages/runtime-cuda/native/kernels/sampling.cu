@@ -1,0 +1,268 @@
+// The built-in sampling chain on the device, one 1024-thread block per sampled row, with the semantics of
+// @ferrum/sampler so a seeded request draws the same token on either path:
+//   raw log-sum-exp (for raw logprobs) → sparse adjustments (bans, logit bias, repetition penalty, then
+//   presence/frequency) → allowed-ids mask → greedy argmax (lowest id on ties), or
+//   temperature, min-p (w = exp((l - max) / T) >= minP), top-k (l >= the k-th largest logit, ties kept),
+//   top-p (keep a token iff the kept mass of strictly larger logits is < topP × kept mass), then an
+//   inverse-CDF draw in ascending id order with u = seededUniform(seed, step).
+// Thresholds are found by bitwise search over order-preserving 32-bit keys of the logits, so nothing is sorted.
+#include <cub/block/block_scan.cuh>
+
+#include "../cuda-check.h"
+#include "kernels.h"
+
+namespace ferrum {
+namespace {
+
+constexpr int kThreads = 1024;
+
+/** @ferrum/sampler's seededUniform: the `counter`-th output of SplitMix64 seeded with `seed`. */
+__device__ __forceinline__ double seededUniform(uint32_t seed, uint32_t counter) {
+  const uint64_t x = static_cast<uint64_t>(seed) + (static_cast<uint64_t>(counter) + 1) * 0x9E3779B97F4A7C15ull;
+  uint64_t z = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+/** Monotone map of floats to uint32 (-inf is the smallest finite-or-infinite key). */
+__device__ __forceinline__ uint32_t orderedKey(float v) {
+  const uint32_t bits = __float_as_uint(v);
+  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
+
+template <typename T, typename Op>
+__device__ T blockReduce(T v, Op op, T* scratch) {
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = scratch[lane];  // kThreads / 32 == 32 warps, so every lane has an entry
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+struct Sum {
+  template <typename T>
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+struct Max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct MaxInt {
+  __device__ int operator()(int a, int b) const { return max(a, b); }
+};
+struct MinInt {
+  __device__ int operator()(int a, int b) const { return min(a, b); }
+};
+
+struct Row {
+  float* logits;
+  int vocab;
+  float invTemperature;
+  float max;
+  uint32_t topKKey;
+  uint32_t topPKey;
+  float minP;
+  __device__ bool kept(float l, float* weight) const {
+    if (!(l > -INFINITY)) return false;
+    const uint32_t key = orderedKey(l);
+    if (key < topKKey || key < topPKey) return false;
+    *weight = expf((l - max) * invTemperature);
+    return *weight >= minP;
+  }
+};
+
+__device__ bool isAllowed(const int* ids, int count, int id) {
+  int lo = 0, hi = count;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (ids[mid] < id) lo = mid + 1; else hi = mid;
+  }
+  return lo < count && ids[lo] == id;
+}
+
+/** The k-th largest key among finite logits (count(key >= result) >= k, maximal). */
+__device__ uint32_t topKKey(const float* row, int vocab, int k, int* intScratch) {
+  uint32_t tau = 0;
+  for (int bit = 31; bit >= 0; bit--) {
+    const uint32_t candidate = tau | (1u << bit);
+    int count = 0;
+    for (int i = threadIdx.x; i < vocab; i += kThreads) count += (row[i] > -INFINITY && orderedKey(row[i]) >= candidate);
+    if (blockReduce(count, Sum(), intScratch) >= k) tau = candidate;
+  }
+  return tau;
+}
+
+/** Smallest key to keep for top-p: largest tau whose strictly-larger kept mass is >= target, plus one. */
+__device__ uint32_t topPKey(const Row& r, float target, float* floatScratch) {
+  uint32_t tau = 0;
+  for (int bit = 31; bit >= 0; bit--) {
+    const uint32_t candidate = tau | (1u << bit);
+    float mass = 0.f;
+    for (int i = threadIdx.x; i < r.vocab; i += kThreads) {
+      float w;
+      if (r.kept(r.logits[i], &w) && orderedKey(r.logits[i]) > candidate) mass += w;
+    }
+    if (blockReduce(mass, Sum(), floatScratch) >= target) tau = candidate;
+  }
+  return tau + 1;
+}
+
+__global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
+  using Scan = cub::BlockScan<double, kThreads>;
+  __shared__ typename Scan::TempStorage scanStorage;
+  __shared__ float floatScratch[32];
+  __shared__ int intScratch[32];
+  __shared__ int chosen;
+  __shared__ float rawChosen;
+
+  const int r = blockIdx.x;
+  const int V = a.vocabSize;
+  float* row = a.logits + static_cast<size_t>(r) * V;
+  const int flags = a.rowInts[r * 4 + 3];
+  if (flags & kSampleSkip) {
+    if (threadIdx.x == 0) {
+      a.outTokens[r] = -1;
+      a.outLogprobs[r] = NAN;
+    }
+    return;
+  }
+
+  // Raw log-sum-exp, before any adjustment.
+  float localMax = -INFINITY;
+  for (int i = threadIdx.x; i < V; i += kThreads) localMax = fmaxf(localMax, row[i]);
+  const float rawMax = blockReduce(localMax, Max(), floatScratch);
+  float localSum = 0.f;
+  for (int i = threadIdx.x; i < V; i += kThreads) localSum += __expf(row[i] - rawMax);
+  const float rawLse = rawMax + logf(blockReduce(localSum, Sum(), floatScratch));
+
+  // Sparse adjustments; ids within a row are unique, so threads never touch the same logit.
+  const float repetition = a.rowFloats[r * 4 + 3];
+  const int adjBegin = a.adjOffsets[r], adjEnd = a.adjOffsets[r + 1];
+  for (int e = adjBegin + threadIdx.x; e < adjEnd; e += kThreads) {
+    const int id = a.adjIds[e];
+    float v = row[id];
+    a.adjSaved[e] = v;
+    if (a.adjFlags[e] & kAdjBanned) {
+      v = -INFINITY;
+    } else {
+      v += a.adjPre[e];
+      if (a.adjFlags[e] & kAdjRepetition) v = v > 0.f ? v / repetition : v * repetition;
+      v += a.adjPost[e];
+    }
+    row[id] = v;
+  }
+  __syncthreads();
+  if (flags & kSampleAllowedOnly) {
+    const int* allowed = a.allowedIds + a.allowedOffsets[r];
+    const int numAllowed = a.allowedOffsets[r + 1] - a.allowedOffsets[r];
+    for (int i = threadIdx.x; i < V; i += kThreads) {
+      if (!isAllowed(allowed, numAllowed, i)) row[i] = -INFINITY;
+    }
+    __syncthreads();
+  }
+
+  // Processed max and the argmax (lowest id among equal maxima).
+  localMax = -INFINITY;
+  for (int i = threadIdx.x; i < V; i += kThreads) localMax = fmaxf(localMax, row[i]);
+  const float max = blockReduce(localMax, Max(), floatScratch);
+  if (max == -INFINITY) {  // every token masked: nothing to sample
+    if (threadIdx.x == 0) {
+      a.outTokens[r] = -1;
+      a.outLogprobs[r] = NAN;
+    }
+    return;
+  }
+
+  const bool processed = (flags & kSampleProcessedLogprobs) != 0;
+  int token;
+  float logprob;
+  if (flags & kSampleGreedy) {
+    int localArg = V;
+    for (int i = threadIdx.x; i < V; i += kThreads) {
+      if (row[i] == max) localArg = min(localArg, i);
+    }
+    token = blockReduce(localArg, MinInt(), intScratch);
+    float sum = 0.f;
+    if (processed) {
+      for (int i = threadIdx.x; i < V; i += kThreads) sum += __expf(row[i] - max);
+      sum = blockReduce(sum, Sum(), floatScratch);
+    }
+    logprob = processed ? -logf(sum) : 0.f;  // raw is filled in below
+  } else {
+    Row rr{row, V, 1.f / a.rowFloats[r * 4 + 0], max, 0u, 0u, a.rowFloats[r * 4 + 2]};
+    const int topK = a.rowInts[r * 4 + 0];
+    if (topK > 0 && topK < V) rr.topKKey = topKKey(row, V, topK, intScratch);
+    const float topP = a.rowFloats[r * 4 + 1];
+    if (topP < 1.f) {
+      float mass = 0.f;
+      for (int i = threadIdx.x; i < V; i += kThreads) {
+        float w;
+        if (rr.kept(row[i], &w)) mass += w;
+      }
+      rr.topPKey = topPKey(rr, topP * blockReduce(mass, Sum(), floatScratch), floatScratch);
+    }
+    // Inverse CDF in ascending id order: each thread owns one contiguous chunk of the vocabulary.
+    const int chunk = (V + kThreads - 1) / kThreads;
+    const int lo = min(V, threadIdx.x * chunk), hi = min(V, lo + chunk);
+    double local = 0.0;
+    int lastPositive = -1;
+    for (int i = lo; i < hi; i++) {
+      float w;
+      if (rr.kept(row[i], &w)) {
+        local += w;
+        if (w > 0.f) lastPositive = i;
+      }
+    }
+    double prefix, total;
+    Scan(scanStorage).ExclusiveSum(local, prefix, total);
+    const double target = seededUniform(static_cast<uint32_t>(a.rowInts[r * 4 + 1]),
+                                        static_cast<uint32_t>(a.rowInts[r * 4 + 2])) * total;
+    if (threadIdx.x == 0) chosen = -1;
+    __syncthreads();
+    if (local > 0.0 && prefix <= target && target < prefix + local) {
+      double cumulative = prefix;
+      for (int i = lo; i < hi; i++) {
+        float w;
+        if (rr.kept(row[i], &w)) {
+          cumulative += w;
+          if (cumulative > target) {
+            chosen = i;
+            break;
+          }
+        }
+      }
+    }
+    __syncthreads();
+    token = chosen;
+    if (token < 0) token = blockReduce(lastPositive, MaxInt(), intScratch);  // u × total rounded up to total
+    logprob = processed ? (row[token] - max) * rr.invTemperature - static_cast<float>(log(total)) : 0.f;
+  }
+
+  // The raw logit of the chosen token: saved by the adjustment pass if it was adjusted.
+  if (threadIdx.x == 0) rawChosen = row[token];
+  __syncthreads();
+  for (int e = adjBegin + threadIdx.x; e < adjEnd; e += kThreads) {
+    if (a.adjIds[e] == token) rawChosen = a.adjSaved[e];
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    a.outTokens[r] = token;
+    a.outLogprobs[r] = processed ? logprob : rawChosen - rawLse;
+  }
+}
+
+}  // namespace
+
+void launchSampling(const SamplingArgs& args, cudaStream_t stream) {
+  if (args.numRows == 0) return;
+  samplingKernel<<<args.numRows, kThreads, 0, stream>>>(args);
+  FERRUM_LAUNCHED("samplingKernel");
+}
+
+}  // namespace ferrum

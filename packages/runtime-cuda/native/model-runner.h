@@ -1,0 +1,95 @@
+// A model on one GPU: weights, the KV token pool and its pinned host tier, every workspace (all allocated
+// once, here), and the step pipeline. stage() runs on the JS thread (validate and pack the batch into
+// pinned memory); execute() and the KV operations run on the executor's worker thread and block on an event.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "device-memory.h"
+#include "gemm.h"
+#include "model-shape.h"
+#include "step-layout.h"
+#include "weight-plan.h"
+
+namespace ferrum {
+
+/** Byte offsets into the weight arena of one layer's tensors; -1 when the model has none. */
+struct LayerOffsets {
+  int64_t qkvW, qkvBias, oW, oBias, qNorm, kNorm, inNorm, postNorm, gateUpW, downW;
+};
+constexpr int kLayerOffsetFields = 10;
+
+struct RunnerConfig {
+  ModelShape shape;
+  int maxPositionEmbeddings = 0;
+  std::vector<float> invFreq;  // [headDim / 2]
+  WeightPlan weights;
+  int64_t embedOffset = 0, finalNormOffset = 0, lmHeadOffset = -1;  // lm_head -1: tied to the embedding
+  std::vector<LayerOffsets> layers;
+  int maxBatchTokens = 0, maxBatchSeqs = 0, maxSampleRows = 0;
+  uint64_t maxKvTokens = 0;  // 0: size from gpuMemoryUtilization
+  double gpuMemoryUtilization = 0.9;
+  uint64_t hostKvBytes = 0;
+  int device = 0;
+};
+
+enum class KvTransfer { kCopy, kSwapOut, kSwapIn };
+
+class ModelRunner {
+ public:
+  explicit ModelRunner(RunnerConfig config);
+  ~ModelRunner();
+  ModelRunner(const ModelRunner&) = delete;
+  ModelRunner& operator=(const ModelRunner&) = delete;
+
+  /** JS thread: validate `view` and pack it into the pinned upload buffer. Throws NativeError. */
+  void stage(const StepView& view);
+  /** Worker thread: run the staged step; returns once its outputs are in pinned host memory. */
+  void execute();
+  /** After execute(): the staged step's layout and outputs (pinned host memory, valid until the next stage). */
+  const StepLayout& layout() const { return layout_; }
+  const int* sampledTokens() const { return hostOutput_.as<int>(); }
+  const float* sampledLogprobs() const { return hostOutput_.as<float>() + config_.maxSampleRows; }
+  const float* hostLogits() const { return hostLogits_.as<float>(); }
+
+  /** Validate a slot transfer (any thread). Throws NativeError. */
+  void checkTransfer(KvTransfer kind, const std::vector<int>& src, const std::vector<int>& dst) const;
+  /** Worker thread: copy slots between pools; returns when done. */
+  void transfer(KvTransfer kind, const std::vector<int>& src, const std::vector<int>& dst);
+
+  const ModelShape& shape() const { return config_.shape; }
+  uint64_t numSlots() const { return numSlots_; }
+  uint64_t numHostSlots() const { return numHostSlots_; }
+  uint64_t weightBytes() const { return config_.weights.arenaBytes; }
+  uint64_t kvPoolBytes() const { return numSlots_ * config_.shape.slotBytes(); }
+  int maxSampleRows() const { return config_.maxSampleRows; }
+
+ private:
+  void allocateWorkspaces();
+  void allocateKvPools();
+  bf16* weight(int64_t offset) const;
+  void runLayers(const int* upload);
+  void runHead(const int* upload);
+
+  RunnerConfig config_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t done_ = nullptr;
+  int numSms_ = 0;
+  uint64_t numSlots_ = 0, numHostSlots_ = 0;
+  StepCapacity capacity_;
+  StepLayout layout_;
+
+  DeviceBuffer arena_, invFreq_, gemmWorkspace_;
+  DeviceBuffer residual_, hidden_, qkv_, attnOut_, gateUp_, act_, proj_, sampledHidden_, logits_, partial_;
+  DeviceBuffer kPool_, vPool_;
+  PinnedBuffer hostK_, hostV_;
+  PinnedBuffer hostUpload_, hostOutput_, hostLogits_, hostKvIndices_;
+  DeviceBuffer upload_, output_, adjSaved_, kvIndices_;
+  std::unique_ptr<Gemm> gemm_;
+};
+
+}  // namespace ferrum

@@ -1,0 +1,52 @@
+// The JS object behind a loaded model (NativeExecutor in src/native-addon.ts). Every method returns a
+// Promise; the work runs on the executor's worker thread and settles through a thread-safe function.
+#pragma once
+
+#include <napi.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "model-runner.h"
+#include "task-queue.h"
+
+namespace ferrum {
+
+class NativeExecutor : public Napi::ObjectWrap<NativeExecutor> {
+ public:
+  /** Register the class; keeps its constructor in the env's instance data. */
+  static void Init(Napi::Env env);
+  /** Wrap a loaded runner (takes ownership). */
+  static Napi::Object Create(Napi::Env env, std::unique_ptr<ModelRunner> runner);
+
+  explicit NativeExecutor(const Napi::CallbackInfo& info);
+  ~NativeExecutor() override;
+
+ private:
+  struct Completion;
+
+  Napi::Value Forward(const Napi::CallbackInfo& info);
+  Napi::Value CopySlots(const Napi::CallbackInfo& info);
+  Napi::Value SwapOut(const Napi::CallbackInfo& info);
+  Napi::Value SwapIn(const Napi::CallbackInfo& info);
+  Napi::Value Dispose(const Napi::CallbackInfo& info);
+  Napi::Value Info(const Napi::CallbackInfo& info);
+
+  Napi::Value transfer(const Napi::CallbackInfo& info, KvTransfer kind);
+  Napi::Value forwardResult(Napi::Env env);
+  /** Queue `work`; the promise of `deferred` settles with `value(env)` or the error `work` threw. */
+  void submit(Napi::Env env, Napi::Promise::Deferred deferred, std::function<void()> work,
+              std::function<Napi::Value(Napi::Env)> value, bool isForward);
+  void complete(Napi::Env env, Completion* completion);
+  void shutDown();
+
+  std::unique_ptr<ModelRunner> runner_;
+  std::unique_ptr<TaskQueue> queue_;
+  Napi::ThreadSafeFunction completions_;
+  int pending_ = 0;
+  bool forwardInFlight_ = false;
+  bool disposed_ = false;
+};
+
+}  // namespace ferrum

@@ -1,0 +1,148 @@
+// ModelRunner::execute: one forward step on the stream, then an event wait. Per layer:
+//   [add+]RMSNorm → QKV GEMM → bias/qk-norm/RoPE/KV write → attention → o_proj GEMM → add+RMSNorm →
+//   gate|up GEMM → SwiGLU → down GEMM; then the final norm for the sampled rows only, lm_head (f32
+//   logits), host logits for the rows that asked, and device sampling.
+#include <algorithm>
+#include <cmath>
+
+#include "cuda-check.h"
+#include "model-runner.h"
+
+namespace ferrum {
+namespace {
+
+constexpr int kAttentionTile = 128;  // kv entries one attention block consumes per iteration
+
+/** Cut long kv ranges into splits when the rows alone would leave most SMs idle. */
+void chooseSplits(AttentionArgs& a, int maxKvLen, int numSms, size_t partialRowSplits) {
+  const int group = a.numHeads / a.numKvHeads;
+  const int blocks = a.numRows * a.numKvHeads * ((group + 7) / 8);
+  int splits = 1;
+  if (blocks < 2 * numSms && maxKvLen > 2 * kAttentionTile) {
+    splits = std::min({kMaxSplits, (2 * numSms + blocks - 1) / blocks, (maxKvLen + kAttentionTile - 1) / kAttentionTile});
+    while (splits > 1 && static_cast<size_t>(a.numRows) * splits > partialRowSplits) splits--;
+  }
+  const int perSplit = (maxKvLen + splits - 1) / splits;
+  a.splitSize = (perSplit + kAttentionTile - 1) / kAttentionTile * kAttentionTile;
+  a.numSplits = std::max(1, (maxKvLen + a.splitSize - 1) / a.splitSize);
+}
+
+}  // namespace
+
+void ModelRunner::execute() {
+  FERRUM_CUDA(cudaSetDevice(config_.device));
+  const StepLayout& L = layout_;
+  FERRUM_CUDA(cudaMemcpyAsync(upload_.as(), hostUpload_.as(), L.words * 4, cudaMemcpyHostToDevice, stream_));
+  const int* upload = upload_.as<int>();
+  if (L.numTokens > 0) runLayers(upload);
+  if (L.numSampled > 0) runHead(upload);
+  FERRUM_CUDA(cudaEventRecord(done_, stream_));
+  FERRUM_CUDA(cudaEventSynchronize(done_));
+}
+
+void ModelRunner::runLayers(const int* upload) {
+  const ModelShape& s = config_.shape;
+  const StepLayout& L = layout_;
+  const int T = L.numTokens;
+  bf16* residual = residual_.as<bf16>();
+  bf16* hidden = hidden_.as<bf16>();
+  bf16* proj = proj_.as<bf16>();
+  const size_t layerPool = numSlots_ * s.kvDim();
+  const size_t partialRowSplits = partial_.bytes() / (sizeof(float) * s.numHeads * (s.headDim + 2));
+
+  launchEmbedding(weight(config_.embedOffset), upload + L.tokenIds, residual, T, s.hiddenSize, stream_);
+  for (int l = 0; l < s.numLayers; l++) {
+    const LayerOffsets& w = config_.layers[l];
+    // Layer l > 0 first adds the previous layer's MLP output into the residual stream.
+    launchAddRmsNorm(residual, l == 0 ? nullptr : proj, nullptr, nullptr, weight(w.inNorm), hidden, T, s.hiddenSize,
+                     s.rmsNormEps, stream_);
+    gemm_->run(hidden, weight(w.qkvW), qkv_.as(), T, s.qkvDim(), s.hiddenSize, false, stream_);
+
+    QkvRopeArgs rope{};
+    rope.qkv = qkv_.as<bf16>();
+    rope.bias = weight(w.qkvBias);
+    rope.qNorm = weight(w.qNorm);
+    rope.kNorm = weight(w.kNorm);
+    rope.invFreq = invFreq_.as<float>();
+    rope.positions = upload + L.positions;
+    rope.slotMapping = upload + L.slotMapping;
+    rope.kCache = kPool_.as<bf16>() + l * layerPool;
+    rope.vCache = vPool_.as<bf16>() + l * layerPool;
+    rope.numTokens = T;
+    rope.numHeads = s.numHeads;
+    rope.numKvHeads = s.numKvHeads;
+    rope.headDim = s.headDim;
+    rope.eps = s.rmsNormEps;
+    launchQkvRope(rope, stream_);
+
+    AttentionArgs attn{};
+    attn.q = qkv_.as<bf16>();
+    attn.qRowStride = s.qkvDim();
+    attn.kCache = rope.kCache;
+    attn.vCache = rope.vCache;
+    attn.kvIndices = upload + L.kvIndices;
+    attn.rowKvStart = upload + L.rowKvStart;
+    attn.rowKvLen = upload + L.rowKvLen;
+    attn.out = attnOut_.as<bf16>();
+    attn.partial = partial_.as<float>();
+    attn.numRows = T;
+    attn.numHeads = s.numHeads;
+    attn.numKvHeads = s.numKvHeads;
+    attn.headDim = s.headDim;
+    attn.scale = 1.f / std::sqrt(static_cast<float>(s.headDim));
+    chooseSplits(attn, L.maxKvLen, numSms_, partialRowSplits);
+    launchAttention(attn, stream_);
+
+    gemm_->run(attnOut_.as<bf16>(), weight(w.oW), proj, T, s.hiddenSize, s.qDim(), false, stream_);
+    launchAddRmsNorm(residual, proj, weight(w.oBias), nullptr, weight(w.postNorm), hidden, T, s.hiddenSize,
+                     s.rmsNormEps, stream_);
+    gemm_->run(hidden, weight(w.gateUpW), gateUp_.as(), T, 2 * s.intermediateSize, s.hiddenSize, false, stream_);
+    launchSwiglu(gateUp_.as<bf16>(), act_.as<bf16>(), T, s.intermediateSize, stream_);
+    gemm_->run(act_.as<bf16>(), weight(w.downW), proj, T, s.hiddenSize, s.intermediateSize, false, stream_);
+  }
+}
+
+void ModelRunner::runHead(const int* upload) {
+  const ModelShape& s = config_.shape;
+  const StepLayout& L = layout_;
+  const int S = L.numSampled;
+  const size_t V = static_cast<size_t>(s.vocabSize);
+  // The last MLP output joins the residual only for the rows that are sampled.
+  launchAddRmsNorm(residual_.as<bf16>(), proj_.as<bf16>(), nullptr, upload + L.sampleRows, weight(config_.finalNormOffset),
+                   sampledHidden_.as<bf16>(), S, s.hiddenSize, s.rmsNormEps, stream_);
+  const bf16* lmHead = weight(config_.lmHeadOffset >= 0 ? config_.lmHeadOffset : config_.embedOffset);
+  float* logits = logits_.as<float>();
+  gemm_->run(sampledHidden_.as<bf16>(), lmHead, logits, S, s.vocabSize, s.hiddenSize, true, stream_);
+
+  float* hostLogits = hostLogits_.as<float>();
+  if (!L.sampling) {
+    FERRUM_CUDA(cudaMemcpyAsync(hostLogits, logits, S * V * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    return;
+  }
+  // Host logits are copied before sampling modifies the rows in place (those rows are skipped by sampling).
+  for (size_t i = 0; i < L.hostLogitRows.size(); i++) {
+    FERRUM_CUDA(cudaMemcpyAsync(hostLogits + i * V, logits + L.hostLogitRows[i] * V, V * sizeof(float),
+                                cudaMemcpyDeviceToHost, stream_));
+  }
+  const int rows = config_.maxSampleRows;
+  SamplingArgs sampling{};
+  sampling.logits = logits;
+  sampling.numRows = S;
+  sampling.vocabSize = s.vocabSize;
+  sampling.rowFloats = reinterpret_cast<const float*>(upload + L.rowFloats);
+  sampling.rowInts = upload + L.rowInts;
+  sampling.adjOffsets = upload + L.adjOffsets;
+  sampling.adjIds = upload + L.adjIds;
+  sampling.adjPre = reinterpret_cast<const float*>(upload + L.adjPre);
+  sampling.adjPost = reinterpret_cast<const float*>(upload + L.adjPost);
+  sampling.adjFlags = upload + L.adjFlags;
+  sampling.adjSaved = adjSaved_.as<float>();
+  sampling.allowedOffsets = upload + L.allowedOffsets;
+  sampling.allowedIds = upload + L.allowedIds;
+  sampling.outTokens = output_.as<int>();
+  sampling.outLogprobs = output_.as<float>() + rows;
+  launchSampling(sampling, stream_);
+  FERRUM_CUDA(cudaMemcpyAsync(hostOutput_.as(), output_.as(), 2 * rows * sizeof(int), cudaMemcpyDeviceToHost, stream_));
+}
+
+}  // namespace ferrum

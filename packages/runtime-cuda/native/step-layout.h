@@ -1,0 +1,49 @@
+// The packed form of one ForwardBatch: every int/float section lives at a word offset of one upload buffer,
+// so a step costs one pinned host-to-device copy.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace ferrum {
+
+/** Most attention splits of one row (split-K over long contexts); sizes the partials workspace. */
+constexpr int kMaxSplits = 16;
+
+template <typename T>
+struct Span {
+  const T* data = nullptr;
+  size_t size = 0;
+};
+
+/** Views of a forward call's JS typed arrays; valid during the call only. */
+struct StepView {
+  Span<int> tokenIds, positions, qIndptr, kvIndptr, kvIndices, slotMapping, sampleRows;
+  int numSeqs = 0, numTokens = 0;
+  bool hasSampling = false;
+  Span<float> rowFloats, adjPre, adjPost;
+  Span<int> rowInts, adjOffsets, adjIds, adjFlags, allowedOffsets, allowedIds;
+};
+
+/** Upper bounds of a step, fixed at load. */
+struct StepCapacity {
+  size_t tokens = 0, seqs = 0, sampleRows = 0, kvIndices = 0, adjustments = 0, allowed = 0;
+  size_t words() const {
+    return 5 * tokens + kvIndices + sampleRows * 9 + 2 * (sampleRows + 1) + 4 * adjustments + allowed;
+  }
+};
+
+struct StepLayout {
+  int numTokens = 0, numSeqs = 0, numSampled = 0, maxKvLen = 0;
+  bool sampling = false;
+  size_t words = 0;
+  // Word offsets into the upload buffer.
+  size_t tokenIds = 0, positions = 0, slotMapping = 0, rowKvStart = 0, rowKvLen = 0, kvIndices = 0;
+  size_t sampleRows = 0, rowFloats = 0, rowInts = 0, adjOffsets = 0, adjIds = 0, adjPre = 0, adjPost = 0, adjFlags = 0;
+  size_t allowedOffsets = 0, allowedIds = 0;
+  /** Sampled rows whose logits go to the host (all of them when not sampling); capacity reserved at load. */
+  std::vector<int> hostLogitRows;
+};
+
+}  // namespace ferrum

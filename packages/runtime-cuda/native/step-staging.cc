@@ -1,0 +1,128 @@
+// ModelRunner::stage: validate a ForwardBatch against the model and the pool, then pack it into the pinned
+// upload buffer. Runs on the JS thread; nothing here touches the GPU.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "kernels/kernels.h"
+#include "model-runner.h"
+
+namespace ferrum {
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) { throw NativeError("invalid_argument", "forward: " + message); }
+
+void needLength(const char* name, size_t have, size_t want) {
+  if (have < want) invalid(std::string(name) + " has " + std::to_string(have) + " entries, needs " + std::to_string(want));
+}
+
+void checkRange(const char* name, const int* values, size_t count, int64_t limit) {
+  for (size_t i = 0; i < count; i++) {
+    if (values[i] < 0 || values[i] >= limit) {
+      invalid(std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(values[i]) + " is outside [0, " +
+              std::to_string(limit) + ")");
+    }
+  }
+}
+
+void checkOffsets(const char* name, const Span<int>& offsets, size_t rows, size_t capacity) {
+  needLength(name, offsets.size, rows + 1);
+  if (offsets.data[0] != 0) invalid(std::string(name) + "[0] must be 0");
+  for (size_t i = 0; i < rows; i++) {
+    if (offsets.data[i + 1] < offsets.data[i]) invalid(std::string(name) + " must be non-decreasing");
+  }
+  if (static_cast<size_t>(offsets.data[rows]) > capacity) {
+    invalid(std::string(name) + " lists " + std::to_string(offsets.data[rows]) + " entries, capacity is " +
+            std::to_string(capacity));
+  }
+}
+
+}  // namespace
+
+void ModelRunner::stage(const StepView& v) {
+  const size_t T = static_cast<size_t>(v.numTokens), B = static_cast<size_t>(v.numSeqs), S = v.sampleRows.size;
+  if (v.numTokens < 0 || T > capacity_.tokens) invalid("numTokens " + std::to_string(v.numTokens) + " exceeds maxBatchTokens");
+  if (v.numSeqs < 0 || B > capacity_.seqs) invalid("numSeqs " + std::to_string(v.numSeqs) + " exceeds maxBatchSeqs");
+  if (S > capacity_.sampleRows) invalid(std::to_string(S) + " sampled rows exceed " + std::to_string(capacity_.sampleRows));
+  needLength("tokenIds", v.tokenIds.size, T);
+  needLength("positions", v.positions.size, T);
+  needLength("slotMapping", v.slotMapping.size, T);
+  checkOffsets("qIndptr", v.qIndptr, B, T);
+  if (static_cast<size_t>(v.qIndptr.data[B]) != T) invalid("qIndptr[numSeqs] must equal numTokens");
+  checkOffsets("kvIndptr", v.kvIndptr, B, capacity_.kvIndices);
+  const size_t K = static_cast<size_t>(v.kvIndptr.data[B]);
+  needLength("kvIndices", v.kvIndices.size, K);
+  checkRange("tokenIds", v.tokenIds.data, T, config_.shape.vocabSize);
+  checkRange("slotMapping", v.slotMapping.data, T, static_cast<int64_t>(numSlots_));
+  checkRange("kvIndices", v.kvIndices.data, K, static_cast<int64_t>(numSlots_));
+  checkRange("sampleRows", v.sampleRows.data, S, static_cast<int64_t>(T));
+  for (size_t i = 0; i < T; i++) {
+    if (v.positions.data[i] < 0) invalid("positions must be non-negative");
+  }
+
+  StepLayout& L = layout_;
+  L.numTokens = v.numTokens;
+  L.numSeqs = v.numSeqs;
+  L.numSampled = static_cast<int>(S);
+  L.sampling = v.hasSampling;
+  int* words = hostUpload_.as<int>();
+  size_t at = 0;
+  auto put = [&](size_t& offset, const void* src, size_t count) {
+    offset = at;
+    if (count > 0) std::memcpy(words + at, src, count * 4);
+    at += count;
+  };
+  put(L.tokenIds, v.tokenIds.data, T);
+  put(L.positions, v.positions.data, T);
+  put(L.slotMapping, v.slotMapping.data, T);
+  put(L.kvIndices, v.kvIndices.data, K);
+  put(L.sampleRows, v.sampleRows.data, S);
+  // Per row: where its sequence's kv list starts and how much of it the row sees (causal).
+  L.rowKvStart = at;
+  L.rowKvLen = at + T;
+  at += 2 * T;
+  L.maxKvLen = 0;
+  for (size_t b = 0; b < B; b++) {
+    const int q0 = v.qIndptr.data[b], q1 = v.qIndptr.data[b + 1];
+    const int kv0 = v.kvIndptr.data[b], kvLen = v.kvIndptr.data[b + 1] - kv0;
+    if (kvLen < q1 - q0) invalid("sequence " + std::to_string(b) + " has fewer kv entries than new tokens");
+    for (int row = q0; row < q1; row++) {
+      words[L.rowKvStart + row] = kv0;
+      words[L.rowKvLen + row] = kvLen - (q1 - row) + 1;
+    }
+    L.maxKvLen = std::max(L.maxKvLen, kvLen);
+  }
+
+  L.hostLogitRows.clear();
+  if (!v.hasSampling) {
+    for (size_t r = 0; r < S; r++) L.hostLogitRows.push_back(static_cast<int>(r));
+  } else {
+    needLength("sampling.rowFloats", v.rowFloats.size, 4 * S);
+    needLength("sampling.rowInts", v.rowInts.size, 4 * S);
+    checkOffsets("sampling.adjOffsets", v.adjOffsets, S, capacity_.adjustments);
+    checkOffsets("sampling.allowedOffsets", v.allowedOffsets, S, capacity_.allowed);
+    const size_t A = static_cast<size_t>(v.adjOffsets.data[S]), N = static_cast<size_t>(v.allowedOffsets.data[S]);
+    needLength("sampling.adjIds", v.adjIds.size, A);
+    needLength("sampling.adjPre", v.adjPre.size, A);
+    needLength("sampling.adjPost", v.adjPost.size, A);
+    needLength("sampling.adjFlags", v.adjFlags.size, A);
+    needLength("sampling.allowedIds", v.allowedIds.size, N);
+    checkRange("sampling.adjIds", v.adjIds.data, A, config_.shape.vocabSize);
+    checkRange("sampling.allowedIds", v.allowedIds.data, N, config_.shape.vocabSize);
+    for (size_t r = 0; r < S; r++) {
+      if (v.rowInts.data[4 * r + 3] & kSampleSkip) L.hostLogitRows.push_back(static_cast<int>(r));
+    }
+    put(L.rowFloats, v.rowFloats.data, 4 * S);
+    put(L.rowInts, v.rowInts.data, 4 * S);
+    put(L.adjOffsets, v.adjOffsets.data, S + 1);
+    put(L.adjIds, v.adjIds.data, A);
+    put(L.adjPre, v.adjPre.data, A);
+    put(L.adjPost, v.adjPost.data, A);
+    put(L.adjFlags, v.adjFlags.data, A);
+    put(L.allowedOffsets, v.allowedOffsets.data, S + 1);
+    put(L.allowedIds, v.allowedIds.data, N);
+  }
+  L.words = at;
+}
+
+}  // namespace ferrum

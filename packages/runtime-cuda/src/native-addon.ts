@@ -1,0 +1,151 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** What the native probe reports (native/addon.cc, ProbeWorker). */
+export interface NativeProbe {
+  readonly available: boolean;
+  readonly reason: string;
+  readonly name: string;
+  readonly computeCapability: string;
+  readonly totalMemoryBytes: number;
+  readonly freeMemoryBytes: number;
+  readonly multiProcessorCount: number;
+  readonly driverVersion: number;
+  readonly runtimeVersion: number;
+  /** CUDA architectures compiled into this build ("90a", "80 86 89 90a"). */
+  readonly builtArchitectures: string;
+}
+
+/** Model dimensions as native code sees them. */
+export interface NativeShape {
+  readonly vocabSize: number;
+  readonly hiddenSize: number;
+  readonly intermediateSize: number;
+  readonly numLayers: number;
+  readonly numHeads: number;
+  readonly numKvHeads: number;
+  readonly headDim: number;
+  readonly rmsNormEps: number;
+  readonly attentionBias: boolean;
+  readonly qkNorm: boolean;
+  readonly tieWordEmbeddings: boolean;
+}
+
+/** Everything native loadModel needs (parsed by native/load-spec.cc). */
+export interface NativeLoadSpec {
+  readonly shape: NativeShape;
+  readonly maxPositionEmbeddings: number;
+  /** RoPE inverse frequencies, headDim / 2 entries. */
+  readonly invFreq: Float32Array;
+  readonly arenaBytes: number;
+  readonly embedOffset: number;
+  readonly finalNormOffset: number;
+  /** -1 when lm_head is tied to the embedding. */
+  readonly lmHeadOffset: number;
+  /** numLayers × 10 byte offsets (see LAYER_FIELDS in weight-layout.ts); -1 for absent tensors. */
+  readonly layerOffsets: Float64Array;
+  readonly files: readonly string[];
+  /** Per tensor 5 numbers: file index, file offset, byte length, source dtype (0 bf16, 1 f16, 2 f32), arena offset. */
+  readonly loads: Float64Array;
+  /** Per fill 4 numbers: arena offset, bf16 element count, uniform scale (0: constant), constant value. */
+  readonly fills: Float64Array;
+  readonly seed: number;
+  readonly maxBatchTokens: number;
+  readonly maxBatchSeqs: number;
+  readonly maxSampleRows: number;
+  /** 0: size the pool from gpuMemoryUtilization. */
+  readonly maxKvTokens: number;
+  readonly gpuMemoryUtilization: number;
+  readonly hostKvBytes: number;
+  readonly device: number;
+}
+
+/** The packed sampling chain of a step (see sampling-plan.ts). */
+export interface NativeSampling {
+  readonly rowFloats: Float32Array;
+  readonly rowInts: Int32Array;
+  readonly adjOffsets: Int32Array;
+  readonly adjIds: Int32Array;
+  readonly adjPre: Float32Array;
+  readonly adjPost: Float32Array;
+  readonly adjFlags: Int32Array;
+  readonly allowedOffsets: Int32Array;
+  readonly allowedIds: Int32Array;
+}
+
+export interface NativeBatch {
+  readonly tokenIds: Int32Array;
+  readonly positions: Int32Array;
+  readonly qIndptr: Int32Array;
+  readonly kvIndptr: Int32Array;
+  readonly kvIndices: Int32Array;
+  readonly slotMapping: Int32Array;
+  readonly sampleRows: Int32Array;
+  readonly numSeqs: number;
+  readonly numTokens: number;
+  readonly sampling: NativeSampling | null;
+}
+
+export interface NativeForwardResult {
+  readonly tokens: Int32Array;
+  readonly logprobs?: Float32Array;
+  readonly logits?: Float32Array;
+  readonly logitsRows?: Int32Array;
+}
+
+export interface NativeExecutorInfo {
+  readonly numSlots: number;
+  readonly numHostSlots: number;
+  readonly weightBytes: number;
+  readonly kvPoolBytes: number;
+}
+
+/** A loaded model (native/native-executor.cc). Every method settles from the executor's worker thread. */
+export interface NativeExecutor {
+  forward(batch: NativeBatch): Promise<NativeForwardResult>;
+  copySlots(src: Int32Array, dst: Int32Array): Promise<void>;
+  swapOut(deviceSlots: Int32Array, hostSlots: Int32Array): Promise<void>;
+  swapIn(hostSlots: Int32Array, deviceSlots: Int32Array): Promise<void>;
+  dispose(): Promise<void>;
+  info(): NativeExecutorInfo;
+}
+
+/** Everything the `.node` file exports. Nothing but this module touches the addon. */
+export interface NativeAddon {
+  probe(): Promise<NativeProbe>;
+  loadModel(spec: NativeLoadSpec): Promise<NativeExecutor>;
+}
+
+/** The addon, or why it could not be loaded. */
+export type AddonLoad = { readonly addon: NativeAddon } | { readonly addon: null; readonly reason: string };
+
+const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+let cached: AddonLoad | undefined;
+
+/**
+ * Load the native addon once: `FERRUM_CUDA_ADDON` if set, else the cmake-js build in this package. Never
+ * throws; a missing build or a missing shared library (libcublasLt) becomes a reason.
+ */
+export function loadNativeAddon(): AddonLoad {
+  if (cached) return cached;
+  const candidates = [
+    process.env.FERRUM_CUDA_ADDON,
+    path.join(packageRoot, 'build', 'Release', 'ferrum_cuda.node'),
+  ].filter((candidate): candidate is string => typeof candidate === 'string' && candidate.length > 0);
+  const require = createRequire(import.meta.url);
+  const errors: string[] = [];
+  for (const candidate of candidates) {
+    try {
+      cached = { addon: require(candidate) as NativeAddon };
+      return cached;
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      errors.push(
+        code === 'MODULE_NOT_FOUND' ? `${candidate} not built` : `${candidate}: ${(error as Error).message}`,
+      );
+    }
+  }
+  cached = { addon: null, reason: `native addon unavailable (${errors.join('; ')})` };
+  return cached;
+}

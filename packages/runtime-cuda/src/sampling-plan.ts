@@ -1,0 +1,181 @@
+import { FerrumError, type RowSampling } from '@ferrum/types';
+import type { NativeSampling } from './native-addon.js';
+
+/** Row flags shared with native/kernels/kernels.h. */
+export const SAMPLE_GREEDY = 1;
+export const SAMPLE_PROCESSED_LOGPROBS = 2;
+export const SAMPLE_ALLOWED_ONLY = 4;
+export const SAMPLE_SKIP = 8;
+const ADJ_REPETITION = 1;
+const ADJ_BANNED = 2;
+
+/**
+ * Packs a step's {@link RowSampling} rows into the flat arrays the device sampling kernel reads: four
+ * floats and four ints per row, plus per row a sparse list of adjusted token ids (bans, logit bias before
+ * the repetition penalty, presence/frequency after it, as @ferrum/sampler orders them) and a sorted
+ * allowed-ids list. Buffers grow on demand and are reused: the returned arrays are valid until the next
+ * `pack`. Cost is O(prompt + output + listed ids) per row, never O(vocab).
+ */
+export class SamplingPlanner {
+  private readonly entryOf: Int32Array;
+  private rowFloats = new Float32Array(0);
+  private rowInts = new Int32Array(0);
+  private adjOffsets = new Int32Array(1);
+  private adjIds = new Int32Array(0);
+  private adjPre = new Float32Array(0);
+  private adjPost = new Float32Array(0);
+  private adjFlags = new Int32Array(0);
+  private allowedOffsets = new Int32Array(1);
+  private allowedIds = new Int32Array(0);
+  private numAdj = 0;
+  private numAllowed = 0;
+
+  constructor(
+    private readonly vocabSize: number,
+    private readonly eosTokenIds: readonly number[],
+  ) {
+    this.entryOf = new Int32Array(vocabSize).fill(-1);
+  }
+
+  /** @throws FerrumError `invalid_argument` for a token id outside the vocabulary. */
+  pack(rows: readonly RowSampling[]): NativeSampling {
+    const numRows = rows.length;
+    this.ensureRows(numRows);
+    this.numAdj = 0;
+    this.numAllowed = 0;
+    for (let r = 0; r < numRows; r++) {
+      const row = rows[r];
+      const { params } = row;
+      let flags = 0;
+      if (params.temperature === 0) flags |= SAMPLE_GREEDY;
+      if (params.logprobsMode === 'processed') flags |= SAMPLE_PROCESSED_LOGPROBS;
+      if (params.allowedTokenIds !== null) flags |= SAMPLE_ALLOWED_ONLY;
+      if (row.needsHostLogits) flags |= SAMPLE_SKIP;
+      this.rowFloats.set([params.temperature, params.topP, params.minP, params.repetitionPenalty], r * 4);
+      this.rowInts.set([params.topK, row.seed | 0, row.outputTokenIds.length, flags], r * 4);
+      if (!row.needsHostLogits) this.addAdjustments(row);
+      this.adjOffsets[r + 1] = this.numAdj;
+      if (params.allowedTokenIds !== null && !row.needsHostLogits) this.addAllowed(params.allowedTokenIds);
+      this.allowedOffsets[r + 1] = this.numAllowed;
+    }
+    return {
+      rowFloats: this.rowFloats.subarray(0, numRows * 4),
+      rowInts: this.rowInts.subarray(0, numRows * 4),
+      adjOffsets: this.adjOffsets.subarray(0, numRows + 1),
+      adjIds: this.adjIds.subarray(0, this.numAdj),
+      adjPre: this.adjPre.subarray(0, this.numAdj),
+      adjPost: this.adjPost.subarray(0, this.numAdj),
+      adjFlags: this.adjFlags.subarray(0, this.numAdj),
+      allowedOffsets: this.allowedOffsets.subarray(0, numRows + 1),
+      allowedIds: this.allowedIds.subarray(0, this.numAllowed),
+    };
+  }
+
+  private addAdjustments(row: RowSampling): void {
+    const { params, outputTokenIds: output, promptTokenIds: prompt } = row;
+    const start = this.numAdj;
+    for (const id of params.bannedTokenIds ?? []) this.flag(id, ADJ_BANNED, 'bannedTokenIds');
+    if (output.length < params.minTokens) {
+      for (const id of params.stopTokenIds) this.flag(id, ADJ_BANNED, 'stopTokenIds');
+      if (!params.ignoreEos) for (const id of this.eosTokenIds) this.flag(id, ADJ_BANNED, 'eosTokenIds');
+    }
+    if (params.logitBias !== null) {
+      for (const key in params.logitBias)
+        this.adjPre[this.entry(Number(key), 'logitBias')] += params.logitBias[key];
+    }
+    if (params.repetitionPenalty !== 1) {
+      for (let i = 0; i < prompt.length; i++) this.flag(prompt[i], ADJ_REPETITION, 'promptTokenIds');
+      for (let i = 0; i < output.length; i++) this.flag(output[i], ADJ_REPETITION, 'outputTokenIds');
+    }
+    const { frequencyPenalty: frequency, presencePenalty: presence } = params;
+    if (frequency !== 0 || presence !== 0) {
+      // Presence is charged once per distinct output id; SEEN_IN_OUTPUT marks ids already charged.
+      for (let i = 0; i < output.length; i++) {
+        const e = this.entry(output[i], 'outputTokenIds');
+        this.adjPost[e] -= frequency;
+        if ((this.adjFlags[e] & SEEN_IN_OUTPUT) === 0) {
+          this.adjFlags[e] |= SEEN_IN_OUTPUT;
+          this.adjPost[e] -= presence;
+        }
+      }
+    }
+    for (let e = start; e < this.numAdj; e++) {
+      this.entryOf[this.adjIds[e]] = -1;
+      this.adjFlags[e] &= ~SEEN_IN_OUTPUT;
+    }
+  }
+
+  private flag(id: number, bit: number, field: string): void {
+    this.adjFlags[this.entry(id, field)] |= bit;
+  }
+
+  /** The adjustment entry of `id` in the current row, created on first use. */
+  private entry(id: number, field: string): number {
+    if (!(Number.isInteger(id) && id >= 0 && id < this.vocabSize)) {
+      throw new FerrumError(
+        'invalid_argument',
+        `${field}: token id ${id} is outside [0, ${this.vocabSize})`,
+        {
+          details: { field, tokenId: id, vocabSize: this.vocabSize },
+        },
+      );
+    }
+    let e = this.entryOf[id];
+    if (e >= 0) return e;
+    e = this.numAdj++;
+    if (e >= this.adjIds.length) this.growAdjustments();
+    this.entryOf[id] = e;
+    this.adjIds[e] = id;
+    this.adjPre[e] = 0;
+    this.adjPost[e] = 0;
+    this.adjFlags[e] = 0;
+    return e;
+  }
+
+  private addAllowed(allowed: readonly number[]): void {
+    const start = this.numAllowed;
+    for (const id of allowed) {
+      if (this.entryOf[id] === -2) continue; // duplicate
+      if (!(Number.isInteger(id) && id >= 0 && id < this.vocabSize)) {
+        throw new FerrumError(
+          'invalid_argument',
+          `allowedTokenIds: token id ${id} is outside [0, ${this.vocabSize})`,
+        );
+      }
+      if (this.numAllowed >= this.allowedIds.length)
+        this.allowedIds = grow(this.allowedIds, this.numAllowed + 1);
+      this.allowedIds[this.numAllowed++] = id;
+      this.entryOf[id] = -2;
+    }
+    const list = this.allowedIds.subarray(start, this.numAllowed);
+    for (const id of list) this.entryOf[id] = -1;
+    list.sort();
+  }
+
+  private ensureRows(numRows: number): void {
+    if (this.rowInts.length >= numRows * 4) return;
+    this.rowFloats = new Float32Array(numRows * 4);
+    this.rowInts = new Int32Array(numRows * 4);
+    this.adjOffsets = new Int32Array(numRows + 1);
+    this.allowedOffsets = new Int32Array(numRows + 1);
+  }
+
+  private growAdjustments(): void {
+    const size = Math.max(1024, this.adjIds.length * 2);
+    this.adjIds = grow(this.adjIds, size);
+    this.adjFlags = grow(this.adjFlags, size);
+    this.adjPre = grow(this.adjPre, size);
+    this.adjPost = grow(this.adjPost, size);
+  }
+}
+
+/** Scratch bit in adjFlags while a row is built (cleared before the kernel sees it). */
+const SEEN_IN_OUTPUT = 16;
+
+function grow<T extends Int32Array | Float32Array>(array: T, minLength: number): T {
+  const next = new (array.constructor as new (length: number) => T)(
+    Math.max(minLength, array.length * 2, 1024),
+  );
+  next.set(array);
+  return next;
+}
