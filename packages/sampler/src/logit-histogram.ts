@@ -28,17 +28,25 @@ export class LogitHistogram {
   }
 
   /**
-   * First bucket b where `Σ totals[0..b] ≥ target` (the last bucket when rounding leaves the sum short).
-   * Writes `Σ totals[0..b)` to `before[0]`.
+   * First bucket b where `Σ totals[0..b] ≥ target`; when rounding leaves the whole sum short of `target`,
+   * the last non-empty bucket (so its members are still examined). Writes `Σ totals[0..b)` to `before[0]`.
    */
   findBucket(target: number, before: Float64Array): number {
     let cumulative = 0;
-    let bucket = 0;
-    while (bucket < this.numBuckets - 1 && cumulative + this.totals[bucket] < target) {
-      cumulative += this.totals[bucket];
-      bucket++;
+    let lastNonEmpty = 0;
+    let beforeLastNonEmpty = 0;
+    for (let bucket = 0; bucket < this.numBuckets; bucket++) {
+      const total = this.totals[bucket];
+      if (total === 0) continue;
+      if (cumulative + total >= target) {
+        before[0] = cumulative;
+        return bucket;
+      }
+      lastNonEmpty = bucket;
+      beforeLastNonEmpty = cumulative;
+      cumulative += total;
     }
-    before[0] = cumulative;
-    return bucket;
+    before[0] = beforeLastNonEmpty;
+    return lastNonEmpty;
   }
 }

@@ -25,15 +25,31 @@ export class TopKThreshold {
   }
 
   /**
-   * @param k in `[1, number of finite entries]`.
-   * @param max the largest finite entry of `row`; `min` the smallest.
-   * @returns the k-th largest finite entry; keeping every entry `>=` it keeps the top k plus any ties.
+   * @param k at least 1.
+   * @returns the k-th largest finite entry of `row` (keeping every entry `>=` it keeps the top k plus any
+   *   ties), or -Infinity when the row has no more than k finite entries (nothing to cut).
    */
-  compute(row: Float32Array, k: number, max: number, min: number): number {
+  compute(row: Float32Array, k: number): number {
     if (k <= this.maxHeapK) {
       this.selector.select(row, k, null, row.length);
-      return this.selector.valueAt(k - 1);
+      return this.selector.count < k ? Number.NEGATIVE_INFINITY : this.selector.valueAt(k - 1);
     }
+    let max = Number.NEGATIVE_INFINITY;
+    let min = Number.POSITIVE_INFINITY;
+    let numFinite = 0;
+    for (let i = 0; i < row.length; i++) {
+      const value = row[i];
+      if (value > Number.NEGATIVE_INFINITY) {
+        numFinite++;
+        if (value > max) max = value;
+        if (value < min) min = value;
+      }
+    }
+    return numFinite <= k ? Number.NEGATIVE_INFINITY : this.fromHistogram(row, k, max, min);
+  }
+
+  /** The k-th largest finite entry, with `k` below the number of finite entries in `[min, max]`. */
+  private fromHistogram(row: Float32Array, k: number, max: number, min: number): number {
     const { histogram } = this;
     histogram.reset(max, min);
     const counts = histogram.totals;

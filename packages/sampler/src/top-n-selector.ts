@@ -28,11 +28,10 @@ export class TopNSelector {
     // Hot loop: `bar` is -inf while the heap fills, then its root (worst kept value), cached in a local so
     // that most entries cost one comparison. Equal to the root with a higher id (ids ascend): the root wins.
     let bar = Number.NEGATIVE_INFINITY;
-    const total = ids === null ? row.length : count;
-    for (let j = 0; j < total; j++) {
-      const id = ids === null ? j : ids[j];
-      const value = row[id];
-      if (value > bar) bar = this.offer(id, value, n);
+    if (ids === null) {
+      for (let id = 0; id < row.length; id++) if (row[id] > bar) bar = this.offer(id, row[id], n);
+    } else {
+      for (let j = 0; j < count; j++) if (row[ids[j]] > bar) bar = this.offer(ids[j], row[ids[j]], n);
     }
     this.sortDescending();
   }

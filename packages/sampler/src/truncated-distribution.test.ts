@@ -92,6 +92,18 @@ describe('TruncatedDistribution', () => {
     }
   });
 
+  it('keeps every token when top-p is so close to 1 that rounding leaves the bucket sums short', () => {
+    // Found by the property above: the mass of the tail buckets summed in bucket order fell below topP × total.
+    const params = resolveSamplingParams({
+      temperature: 0.3687421153817225,
+      topK: 4,
+      topP: 0.9999999999999998,
+    });
+    const distribution = new TruncatedDistribution({ maxHeapTopK: 0 });
+    distribution.build(Float32Array.from([1, 0, 0, 0]), params);
+    expect(keptIds(distribution)).toEqual([0, 1, 2, 3]);
+  });
+
   it('throws invalid_argument when every token is masked', () => {
     const row = Float32Array.from([NINF, NINF]);
     expect(() => new TruncatedDistribution().build(row, resolveSamplingParams({}))).toThrow(

@@ -1,10 +1,13 @@
 import type { SamplingParams } from '@ferrum/types';
 import { LogitHistogram } from './logit-histogram.js';
 import { maskedRowError, positiveInfinityError } from './row-errors.js';
+import { maxOf } from './row-reductions.js';
 import { TopKThreshold } from './top-k-threshold.js';
 
 /** `Math.exp(x)` is exactly 0 for every x below this. */
 const EXP_UNDERFLOW = -746;
+/** Span, in temperature-scaled logit units below the max, of the top-p mass histogram. */
+const MASS_RANGE = 50;
 
 /** Options of a {@link TruncatedDistribution}. */
 export interface TruncatedDistributionOptions {
@@ -59,28 +62,22 @@ export class TruncatedDistribution {
    */
   build(row: Float32Array, params: SamplingParams): void {
     this.ensureCapacity(row.length);
-    let max = Number.NEGATIVE_INFINITY;
-    let min = Number.POSITIVE_INFINITY;
-    let numFinite = 0;
-    for (let i = 0; i < row.length; i++) {
-      const value = row[i];
-      if (value > Number.NEGATIVE_INFINITY) {
-        numFinite++;
-        if (value > max) max = value;
-        if (value < min) min = value;
-      }
-    }
-    if (numFinite === 0) throw maskedRowError();
+    const max = maxOf(row);
+    if (max === Number.NEGATIVE_INFINITY) throw maskedRowError();
     if (max === Number.POSITIVE_INFINITY) throw positiveInfinityError();
+    const { temperature } = params;
     this.max = max;
-    this.temperature = params.temperature;
-    const k = params.topK;
-    const floor = k > 0 && k < numFinite ? this.topK.compute(row, k, max, min) : min;
+    this.temperature = temperature;
+    // -Infinity floors keep every entry; -Infinity logits themselves fall out in collect (zero weight).
+    const floor = params.topK > 0 ? this.topK.compute(row, params.topK) : Number.NEGATIVE_INFINITY;
     const withMass = params.topP < 1;
     if (withMass) {
-      // Span the logits min-p can keep (w >= minP ⇔ l >= max + T·ln(minP)); lower ones share the last bucket.
-      const minPFloor = params.minP > 0 ? max + params.temperature * Math.log(params.minP) : floor;
-      this.massHistogram.reset(max, Math.max(floor, minPFloor));
+      // Bucket only the logits that can matter: at most 50 temperature-scaled units below the max (lower
+      // weights are < 2e-22 and can never hold the nucleus boundary), above the top-k floor and above what
+      // min-p keeps (w >= minP ⇔ l >= max + T·ln(minP)). Lower logits share the last bucket.
+      const minPFloor =
+        params.minP > 0 ? max + temperature * Math.log(params.minP) : Number.NEGATIVE_INFINITY;
+      this.massHistogram.reset(max, Math.max(floor, minPFloor, max - MASS_RANGE * temperature));
     }
     this.collect(row, floor, params.minP, withMass);
     if (withMass) this.applyTopP(row, params.topP);
