@@ -184,6 +184,7 @@ export class FerrumEngine implements InferenceEngine {
     for (const u of updates) {
       const output = this.requests.get(u.requestId);
       if (!output) continue;
+      output.cachedPromptTokens = u.numCachedPromptTokens;
       if (u.tokenId >= 0) {
         this.recorder.onToken(output.times, now);
         const lp = u.sampleIndex >= 0 ? logprobs[u.sampleIndex] : undefined;

@@ -32,6 +32,7 @@ describe('engine scheduling on the CPU runtime', () => {
     expect(sum(steps.flat()) - afterFirst).toBe(12);
     expect(engine.metrics().prefixCacheHitsTotal).toBe(200);
     expect(second.tokens[0]).toHaveLength(1);
+    expect(second.chunks.at(-1)?.usage?.cachedPromptTokens).toBe(200);
     expect(first.tokens[0]).toHaveLength(1);
     await engine.shutdown();
   });

@@ -34,6 +34,8 @@ export interface SequenceUpdate {
   readonly tokenId: number;
   /** Position of the sampled row in the step's `ForwardResult.tokens`, or -1. */
   readonly sampleIndex: number;
+  /** Prompt tokens the prefix cache supplied when the request was first admitted (usage reporting). */
+  readonly numCachedPromptTokens: number;
   /** Set when the sequence finished this step (EOS / stop id → `stop`, token limit → `length`). */
   readonly finishReason?: FinishReason;
 }

@@ -39,6 +39,7 @@ export function createRequestSequences(
       ? [...sampling.stopTokenIds]
       : [...request.eosTokenIds, ...sampling.stopTokenIds],
     sequences,
+    numCachedPromptTokens: -1,
   };
   if (sampling.n === 1) {
     sequences.push(new Sequence(requestId, group, 0, capacity, seed));

@@ -16,6 +16,8 @@ export interface RequestGroup {
   readonly stopTokenIds: readonly number[];
   /** Every sequence of the request: its prompt sequence and, for `n > 1`, the `n` forked ones. */
   readonly sequences: readonly Sequence[];
+  /** Prompt tokens the prefix cache supplied when the request was first admitted; -1 before that. */
+  numCachedPromptTokens: number;
 }
 
 /**

@@ -65,13 +65,30 @@ export class StepCompleter {
     seq.tokens[seq.numTokens++] = tokenId;
     seq.state = 'decoding';
     const finishReason = this.finishReasonOf(seq, tokenId);
-    const { requestId } = seq.group.request;
+    const { group } = seq;
+    const { requestId } = group.request;
+    const numCachedPromptTokens = Math.max(0, group.numCachedPromptTokens);
     if (finishReason === undefined) {
-      out.push({ requestId, seqId: seq.seqId, index: seq.index, tokenId, sampleIndex });
+      out.push({
+        requestId,
+        seqId: seq.seqId,
+        index: seq.index,
+        tokenId,
+        sampleIndex,
+        numCachedPromptTokens,
+      });
       return;
     }
     this.registry.release(seq, 'finished');
-    out.push({ requestId, seqId: seq.seqId, index: seq.index, tokenId, sampleIndex, finishReason });
+    out.push({
+      requestId,
+      seqId: seq.seqId,
+      index: seq.index,
+      tokenId,
+      sampleIndex,
+      finishReason,
+      numCachedPromptTokens,
+    });
   }
 
   /**
@@ -95,5 +112,6 @@ function progressUpdate(seq: Sequence): SequenceUpdate {
     index: seq.index,
     tokenId: -1,
     sampleIndex: -1,
+    numCachedPromptTokens: Math.max(0, seq.group.numCachedPromptTokens),
   };
 }

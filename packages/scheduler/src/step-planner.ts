@@ -169,6 +169,8 @@ export class StepPlanner {
     const { kv, options } = this.registry;
     const cached = kv.addSequence(seq.seqId, seq.tokens.subarray(0, seq.numTokens));
     seq.numComputed = cached;
+    if (seq.group.numCachedPromptTokens < 0)
+      seq.group.numCachedPromptTokens = Math.min(cached, seq.numPromptTokens);
     let chunk = this.plan.chunkFor(seq);
     if (options.chunkedPrefill && alone) chunk = Math.min(chunk, kv.numAvailableSlots());
     const watermark = alone ? 0 : options.watermarkSlots;

@@ -32,7 +32,9 @@ describe.each(KINDS)('sequence states over the %s KV manager', (kind) => {
     expect(scheduler.stats()).toMatchObject({ numWaiting: 1, numRunning: 0 });
 
     // 20 prompt tokens under a 16-token budget: a 16-token chunk that samples nothing, then 4 that sample.
-    expect(harness.step()).toEqual([{ requestId: 'r', seqId: 'r', index: 0, tokenId: -1, sampleIndex: -1 }]);
+    expect(harness.step()).toEqual([
+      { requestId: 'r', seqId: 'r', index: 0, tokenId: -1, sampleIndex: -1, numCachedPromptTokens: 0 },
+    ]);
     expect(scheduler.stateOf('r')).toBe('prefilling');
     expect(kv.stats().numUsedSlots).toBe(16);
     const [first] = harness.step()!;
