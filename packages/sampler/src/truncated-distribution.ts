@@ -99,10 +99,8 @@ export class TruncatedDistribution {
       cumulative += this.weights[j];
       if (cumulative > target) return this.ids[j];
     }
-    // Only reachable when u × total rounds up to total: take the last id with positive weight.
-    let j = this.count - 1;
-    while (j > 0 && this.weights[j] === 0) j--;
-    return this.ids[j];
+    // Only reachable when u × total rounds up to total (kept weights are all positive): the last kept id.
+    return this.ids[this.count - 1];
   }
 
   /**
