@@ -1,0 +1,68 @@
+import { createEngine } from '@ferrum/engine';
+import { startServer } from '@ferrum/server';
+import type { ToolCallFormat } from '@ferrum/tokenizer';
+import { FerrumError } from '@ferrum/types';
+import type { CliContext } from '../cli-context.js';
+import { ENGINE_FLAGS, ENGINE_FLAGS_HELP, engineOptionsFrom } from '../engine-flags.js';
+import { choiceOption, numberOption, parseOptions, stringOption } from '../parse-options.js';
+
+export const SERVE_USAGE = `Usage: ferrum serve [options]
+
+Serve a model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions, /v1/models,
+/tokenize, /detokenize, /health, /metrics). Ctrl-C stops it.
+
+  --host HOST                   default 127.0.0.1 (0.0.0.0 listens on every interface)
+  --port PORT                   default 8000; 0 picks a free port
+  --served-model-name NAME      name clients send as \`model\` (default: the model directory's name)
+  --api-key KEY                 require \`Authorization: Bearer KEY\` on /v1 (or set FERRUM_API_KEY)
+  --tool-call-parser auto|hermes|llama3_json|none   how tool calls are read back (default auto)
+  --seed S                      seed of dummy weights and of requests that give none
+${ENGINE_FLAGS_HELP}`;
+
+/** `ferrum serve`: runs until the context's signal fires, then stops the server and the engine. */
+export async function serveCommand(args: readonly string[], context: CliContext): Promise<number> {
+  const parsed = parseOptions('serve', args, {
+    ...ENGINE_FLAGS,
+    host: { type: 'string' },
+    port: { type: 'string' },
+    'served-model-name': { type: 'string' },
+    'api-key': { type: 'string' },
+    'tool-call-parser': { type: 'string' },
+    seed: { type: 'string' },
+  });
+  if (parsed.positionals.length > 0) {
+    throw new FerrumError(
+      'invalid_argument',
+      `serve: unexpected argument "${parsed.positionals[0]}" (use --model)`,
+    );
+  }
+  const port = numberOption(parsed, 'port', { min: 0, max: 65535, integer: true }) ?? 8000;
+  const parser =
+    choiceOption(parsed, 'tool-call-parser', ['auto', 'hermes', 'llama3_json', 'none']) ?? 'auto';
+  const log = (line: string) => context.stderr.write(`${line}\n`);
+  const engineOptions = engineOptionsFrom(parsed, context.env);
+  const engine = await createEngine({
+    ...engineOptions,
+    servedModelName: stringOption(parsed, 'served-model-name'),
+    seed: numberOption(parsed, 'seed', { integer: true }),
+    log,
+  });
+  try {
+    const server = await startServer(engine, {
+      host: stringOption(parsed, 'host') ?? '127.0.0.1',
+      port,
+      apiKey: stringOption(parsed, 'api-key') ?? context.env.FERRUM_API_KEY,
+      maxModelLen: engineOptions.maxModelLen,
+      toolCallParser: parser === 'none' ? null : (parser as ToolCallFormat | 'auto'),
+    });
+    log(`serving ${engine.modelName} on ${engine.modelInfo.backend} at ${server.url}`);
+    if (!context.signal.aborted) {
+      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+    }
+    log('shutting down');
+    await server.close();
+  } finally {
+    await engine.shutdown();
+  }
+  return 0;
+}
