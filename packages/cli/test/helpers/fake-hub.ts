@@ -77,7 +77,7 @@ export class FakeHub {
       authorization: req.headers.authorization,
     });
     const { repo, commit, files, token } = this.options;
-    if (url.startsWith('/cdn/')) return this.serveCdn(url.slice(5), req, res);
+    if (url.startsWith('/cdn/')) return void this.serveCdn(url.slice(5), req, res);
     if (token && req.headers.authorization !== `Bearer ${token}`) return void res.writeHead(401).end('{}');
     const revisionPrefix = `/api/models/${repo}/revision/`;
     if (url.startsWith(revisionPrefix)) {
