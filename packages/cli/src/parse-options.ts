@@ -23,9 +23,13 @@ export function parseOptions(command: string, args: readonly string[], options: 
     });
     return { values: values as ParsedOptions['values'], positionals };
   } catch (error) {
-    // parseArgs messages are multi-line hints; the first line says what was wrong.
-    const first = (error as Error).message.split('\n')[0].replace(/\. To specify a positional.*$/, '');
-    throw new FerrumError('invalid_argument', `${command}: ${first} (see \`ferrum ${command} --help\`)`);
+    // parseArgs explains over several lines; one line suits a terminal. Its hint about positionals that
+    // start with a dash only confuses a mistyped flag.
+    const message = (error as Error).message
+      .split('\n')
+      .join(' ')
+      .replace(/\. To specify a positional argument.*$/, '');
+    throw new FerrumError('invalid_argument', `${command}: ${message} (see \`ferrum ${command} --help\`)`);
   }
 }
 

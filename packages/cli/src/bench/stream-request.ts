@@ -20,7 +20,7 @@ export interface RequestResult {
   readonly outputTokens: number;
   /** Time to the first token-bearing chunk. */
   readonly ttftMs: number;
-  /** Gaps between consecutive token-bearing chunks. */
+  /** Gaps between consecutive chunks that carry text (a finish-only chunk does not count). */
   readonly itlMs: readonly number[];
   readonly e2elMs: number;
 }
@@ -33,7 +33,7 @@ interface CompletionChunk {
 
 /**
  * Send one streaming `/v1/completions` request and time its chunks. A chunk that only reports the
- * finish reason carries no token and is not timed; token counts come from the usage chunk.
+ * finish reason (no text) is not timed; token counts come from the usage chunk.
  */
 export async function streamRequest(target: BenchTarget, prompt: BenchPrompt): Promise<RequestResult> {
   const body = {
