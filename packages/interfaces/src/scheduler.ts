@@ -41,8 +41,21 @@ export interface SequenceUpdate {
 }
 
 /**
- * One planned step. Everything in it is valid until the next `schedule()` call: the batch's typed arrays
- * are the scheduler's preallocated buffers.
+ * Rows of a step planned while the previous step was still running (overlap), whose token is the one the
+ * previous step samples for the same sequence: row `rows[k]` of `batch.tokenIds` takes token
+ * `sampleIndices[k]` of the previous step's `ForwardResult.tokens`. Until then the rows hold a valid
+ * placeholder id (0). `Scheduler.complete(previous, tokens)` writes them, so a runtime may also read
+ * them from the previous step's device-side tokens.
+ */
+export interface StepPlaceholders {
+  readonly rows: Int32Array;
+  readonly sampleIndices: Int32Array;
+}
+
+/**
+ * One planned step. Its typed arrays are the scheduler's preallocated buffers: a scheduler that supports
+ * async scheduling alternates two sets, so a step's arrays stay valid until the first `schedule()` after
+ * its `complete()` (and the step built meanwhile has its own); otherwise until the next `schedule()`.
  */
 export interface ScheduledStep {
   readonly batch: ForwardBatch;
@@ -58,6 +71,11 @@ export interface ScheduledStep {
    * `${requestId}#${i}` (each row with the child's own seed) and forks into them on `complete`.
    */
   readonly seqIds: readonly string[];
+  /**
+   * Rows waiting for the previous step's sampled tokens; empty or absent when nothing was in flight.
+   * Such a step must run only after `complete(previous)` filled them.
+   */
+  readonly placeholders?: StepPlaceholders;
 }
 
 /** Counters of a scheduler. */
@@ -71,9 +89,21 @@ export interface SchedulerStats {
 /**
  * Continuous-batching policy: decides which sequences run each step and how many of their tokens, and
  * builds the {@link ForwardBatch}. Owns sequence state; asks the KvCacheManager for slots.
+ *
+ * Async scheduling (overlap, when `supportsAsyncScheduling`): the engine may call `schedule()` once while
+ * the previous step N runs, then `complete(N)` (which fills the new step's placeholders), then run the new
+ * step. A sequence that ends in N (stop id, length, abort, `finish`) while the new step already holds a
+ * row for it keeps that row: the runtime computes it, `complete()` ignores it, and its KV was freed when
+ * the sequence ended. Frees take effect at once, also for sequences of a step in flight: their slots go
+ * only to steps planned later, which the runtime runs after it (`KvStorage` orders work with `forward`).
  */
 export interface Scheduler {
   readonly specificationVersion: SpecificationVersion;
+  /**
+   * True when `schedule()` may be called while one step is not completed yet (see above). Absent or
+   * false: the engine completes each step before planning the next.
+   */
+  readonly supportsAsyncScheduling?: boolean;
   /** Queue a request. Throws FerrumError `queue_full` or `context_length_exceeded`. */
   add(request: SequenceRequest): void;
   /** Abort every sequence of a request in any live state, freeing its KV at once. Returns false if unknown. */
@@ -81,14 +111,17 @@ export interface Scheduler {
   /** Finish one sequence early (e.g. a stop string matched), freeing or caching its KV. */
   finish(seqId: string, reason: FinishReason): void;
   /**
-   * Plan the next step, or null when nothing can run. A step may have no sequences but swap-outs or
-   * preemptions to carry out. Throws FerrumError `invalid_argument` while the previous step still has
-   * live sequences and was not completed (one step is in flight at a time).
+   * Plan the next step, or null when nothing can run (while a step is in flight: nothing until it
+   * completes). A step may have no sequences but swap-outs or preemptions to carry out. Throws FerrumError
+   * `invalid_argument` when too many steps are not completed: one (two with async scheduling) may be,
+   * besides steps whose sequences all ended after their forward settled (e.g. failed), which need no
+   * `complete`.
    */
   schedule(): ScheduledStep | null;
   /**
    * Apply a finished step: `tokenIds[i]` is the token sampled for `step.batch.sampleRows[i]`. Appends tokens,
-   * commits KV to the prefix cache, detects EOS / length, frees finished sequences.
+   * commits KV to the prefix cache, detects EOS / length, frees finished sequences, and writes the tokens
+   * into the placeholders of the step planned while this one ran. Steps complete in the order planned.
    */
   complete(step: ScheduledStep, tokenIds: Int32Array): readonly SequenceUpdate[];
   /** State of a sequence, or undefined once it is gone (ended sequences stay visible until the next `schedule()`). */

@@ -9,8 +9,8 @@ export interface BatchCapacity {
 }
 
 /**
- * The preallocated arrays one {@link ForwardBatch} is written into, reused every step (the batch handed
- * out views them, so it is valid until the next step is built). Sequence b owns rows
+ * The preallocated arrays one {@link ForwardBatch} is written into, reused for every other step (the
+ * batch handed out views them, so it is valid until this buffer is reset for a later step). Sequence b owns rows
  * `qIndptr[b]..qIndptr[b+1]` and context `kvIndices[kvIndptr[b]..kvIndptr[b+1]]` (FlashInfer, page size 1):
  *
  * ```
@@ -65,6 +65,11 @@ export class BatchBuffers {
     this.qIndptr[b + 1] = this.numTokens;
     this.kvIndptr[b + 1] = kvStart + end;
     return this.numTokens - 1;
+  }
+
+  /** Overwrite the token of `row` (a placeholder, or its value once known). */
+  setToken(row: number, tokenId: number): void {
+    this.tokenIds[row] = tokenId;
   }
 
   /** Sample `row` with `sampling`; returns the sample index. */

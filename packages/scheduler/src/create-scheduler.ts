@@ -8,7 +8,6 @@ import type {
   SequenceUpdate,
 } from '@ferrum/interfaces';
 import { FerrumError, type FinishReason } from '@ferrum/types';
-import { BatchBuffers } from './batch-buffers.js';
 import { createRequestSequences } from './request-sequences.js';
 import {
   type ResolvedSchedulerOptions,
@@ -29,35 +28,36 @@ export function createScheduler(options: SchedulerOptions, kv: KvCacheManager): 
   return new ContinuousScheduler(resolveSchedulerOptions(options, kv), kv);
 }
 
+/** A step handed out by `schedule()` and the plan that built it. */
+interface Outstanding {
+  readonly step: ScheduledStep;
+  readonly plan: StepPlan;
+}
+
 class ContinuousScheduler implements Scheduler {
   readonly specificationVersion = 'v1' as const;
+  readonly supportsAsyncScheduling = true;
   private readonly registry: SequenceRegistry;
-  private readonly plan: StepPlan;
+  /** Two plans with their own buffers, used in turn: a step in flight keeps its own while the next is built. */
+  private readonly plans: readonly [StepPlan, StepPlan];
   private readonly planner: StepPlanner;
   private readonly completer: StepCompleter;
-  private readonly buffers: BatchBuffers;
   private readonly seeds: SeedStream;
   private stepNo = 0;
+  private numHandedOut = 0;
   private numRequests = 0;
-  /** The step handed out by `schedule()` and not yet completed. */
-  private outstanding: ScheduledStep | null = null;
+  /** Steps handed out by `schedule()` and not completed yet, oldest first (at most two). */
+  private readonly outstanding: Outstanding[] = [];
 
   constructor(
     private readonly options: ResolvedSchedulerOptions,
     kv: KvCacheManager,
   ) {
     this.registry = new SequenceRegistry(kv, options);
-    this.plan = new StepPlan(options);
-    this.planner = new StepPlanner(this.registry, this.plan);
-    this.completer = new StepCompleter(this.registry, this.plan);
+    this.plans = [new StepPlan(options, 0), new StepPlan(options, 1)];
+    this.planner = new StepPlanner(this.registry);
+    this.completer = new StepCompleter(this.registry);
     this.seeds = new SeedStream(options.seed);
-    this.buffers = new BatchBuffers({
-      maxNumTokens: options.maxNumBatchedTokens,
-      maxNumSeqs: options.maxNumSeqs,
-      maxNumKvTokens: options.maxNumBatchedKvTokens,
-      // A prompt sequence samples once per future fork, and it holds a seat for each.
-      maxNumSamples: options.maxNumSeqs,
-    });
   }
 
   add(request: SequenceRequest): void {
@@ -110,30 +110,39 @@ class ContinuousScheduler implements Scheduler {
   }
 
   schedule(): ScheduledStep | null {
-    this.dropOutstanding();
-    const { registry, plan } = this;
+    // The latest step may still be running, ended or not: it stays until completed or a later one is.
+    this.dropEnded(this.outstanding.length - 1);
+    if (this.outstanding.length > 1) {
+      throw new FerrumError(
+        'invalid_argument',
+        'schedule() called with two steps not completed: complete() the older one first',
+      );
+    }
+    const { registry } = this;
     registry.purgeRetired();
+    // Plans alternate per step handed out, never reusing the buffers of the latest step.
+    const plan = this.plans[this.numHandedOut % 2];
     plan.begin(++this.stepNo, this.options, registry.countSeats());
-    this.planner.run();
+    this.planner.run(plan);
     if (plan.isEmpty && plan.swapOut.length === 0 && plan.preempted.length === 0) return null;
-    plan.emit(this.buffers, registry.kv);
+    plan.emit(registry.kv);
     const step: ScheduledStep = {
-      batch: this.buffers.view(),
+      batch: plan.buffers.view(),
       swapIn: plan.swapIn,
       swapOut: plan.swapOut,
       preempted: plan.preempted,
       seqIds: plan.seqIds,
+      placeholders: plan.placeholders(),
     };
-    this.outstanding = step;
+    this.numHandedOut++;
+    this.outstanding.push({ step, plan });
     return step;
   }
 
   complete(step: ScheduledStep, tokenIds: Int32Array): readonly SequenceUpdate[] {
-    if (step !== this.outstanding) {
-      throw new FerrumError(
-        'invalid_argument',
-        'complete() takes the step returned by the latest schedule()',
-      );
+    const index = this.outstanding.findIndex((o) => o.step === step);
+    if (index < 0) {
+      throw new FerrumError('invalid_argument', 'complete() takes a step from schedule() not completed yet');
     }
     if (tokenIds.length < step.batch.sampleRows.length) {
       throw new FerrumError(
@@ -141,8 +150,15 @@ class ContinuousScheduler implements Scheduler {
         `complete() got ${tokenIds.length} tokens for ${step.batch.sampleRows.length} sampled rows`,
       );
     }
-    this.outstanding = null;
-    return this.completer.run(tokenIds);
+    this.dropEnded(index);
+    if (this.outstanding[0].step !== step) {
+      throw new FerrumError('invalid_argument', 'complete() the older step not completed yet first');
+    }
+    const { plan } = this.outstanding.shift()!;
+    const updates = this.completer.run(plan, tokenIds);
+    // A step planned while this one ran takes its sampled tokens in its placeholder rows.
+    this.outstanding[0]?.plan.fillPlaceholders(tokenIds);
+    return updates;
   }
 
   stateOf(seqId: string): SequenceState | undefined {
@@ -164,14 +180,11 @@ class ContinuousScheduler implements Scheduler {
   }
 
   /**
-   * A step whose sequences all ended (e.g. aborted after a failed forward) may be left uncompleted; one
-   * with live sequences may not, since their slots were allocated for tokens that were never applied.
+   * Forget up to `count` of the oldest outstanding steps while none of their sequences lives: after a
+   * failed forward the engine aborts the step's requests and need not complete it. A step with live
+   * sequences may not be skipped: their slots and placeholders wait for its tokens.
    */
-  private dropOutstanding(): void {
-    if (this.outstanding === null) return;
-    if (this.plan.seqs.some((seq) => seq.place === 'running')) {
-      throw new FerrumError('invalid_argument', 'schedule() called before complete() of the previous step');
-    }
-    this.outstanding = null;
+  private dropEnded(count: number): void {
+    for (let i = 0; i < count && !this.outstanding[0].plan.hasLiveSequences; i++) this.outstanding.shift();
   }
 }

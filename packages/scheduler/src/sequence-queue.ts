@@ -15,11 +15,6 @@ export class SequenceQueue {
     return this.items[index];
   }
 
-  /** The worst entry, or undefined when empty. */
-  last(): Sequence | undefined {
-    return this.items[this.items.length - 1];
-  }
-
   /** Insert after every entry that does not sort after `seq`. */
   insert(seq: Sequence): void {
     let lo = 0;

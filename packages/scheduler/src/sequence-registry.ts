@@ -47,6 +47,10 @@ export class SequenceRegistry {
   /**
    * Take a running sequence off the device: swap its KV out (swap mode, when the host tier has room) or
    * free it for recompute, its committed tokens staying in the prefix cache. It waits again, in order.
+   *
+   * A sequence of the step in flight may be preempted: its slots go only to steps planned later, which
+   * the runtime runs after that step, and a swap-out runs after it too, so it moves what the step wrote.
+   * The step's token for it still arrives through `complete()` (recompute loses only the step's KV).
    */
   preempt(seq: Sequence, plan: StepPlan): void {
     const { kv } = this;
@@ -57,11 +61,12 @@ export class SequenceRegistry {
       plan.swapOut.push(swap);
       seq.swapped = true;
       seq.numSwappedSlots = swap.deviceSlots.length;
-      seq.resumeState = seq.state === 'decoding' ? 'decoding' : 'prefilling';
+      seq.resumeState = seq.decodesNext ? 'decoding' : 'prefilling';
       this.numSwapped++;
     } else {
       this.freeDeviceKv(seq);
       seq.numComputed = 0;
+      seq.numInFlight = 0;
     }
     seq.setState('preempted');
     seq.stepMark = plan.stepNo;
@@ -76,6 +81,7 @@ export class SequenceRegistry {
     this.kv.free(seq.seqId);
     seq.swapped = false;
     seq.numComputed = 0;
+    seq.numInFlight = 0;
     this.numSwapped--;
   }
 
@@ -136,9 +142,9 @@ export class SequenceRegistry {
     return this.options.preemptionMode === 'recompute';
   }
 
-  /** Commit the computed tokens, then free the sequence's device KV into the prefix cache. */
+  /** Commit the completed tokens, then free the sequence's device KV into the prefix cache. */
   freeDeviceKv(seq: Sequence): void {
-    this.kv.commit(seq.seqId, seq.tokens.subarray(0, seq.numComputed));
+    this.kv.commit(seq.seqId, seq.tokens.subarray(0, seq.numCompleted));
     this.kv.free(seq.seqId, { cache: true });
   }
 

@@ -22,13 +22,20 @@ export interface RequestGroup {
 
 /**
  * One sequence: its tokens and how far its KV is computed. The scheduler's work on it is always
- * "compute positions [numComputed, numTokens)"; the step that reaches `numTokens` samples the next token.
+ * "compute positions [numComputed, numTokens + numPlaceholders)"; the step that reaches the end samples the
+ * next token.
  *
  * ```
- * tokens: | prompt              | output      |  spare (sized once for the longest allowed output) |
- *         0             numPromptTokens   numTokens                                   tokens.length
- * KV:     | computed (numComputed slots) | to compute |
+ * tokens: | prompt              | output      | placeholders |  spare (sized for the longest output) |
+ *         0             numPromptTokens   numTokens                                       tokens.length
+ * KV:     | completed steps          | steps in flight (numInFlight) | to compute |
+ *         0                    numCompleted                    numComputed
  * ```
+ *
+ * With overlap, a step is planned while the previous one runs: positions it computes count in
+ * `numComputed` at once (vLLM's `num_computed_tokens`), and a token it samples is a placeholder until it
+ * completes (at most one: only one step is in flight while planning), so the next step can already
+ * compute that position. Only completed positions (`numCompleted`) are committed to the prefix cache.
  *
  * For `n > 1` the request's prompt sequence (id = request id) prefills the prompt and, when it samples,
  * forks into its `children` (ids `${requestId}#${i}`), which wait dormant until then and share its KV.
@@ -36,8 +43,16 @@ export interface RequestGroup {
 export class Sequence {
   state: SequenceState = 'waiting';
   place: SequencePlace = 'none';
+  /** Known tokens: the prompt and the sampled outputs of completed steps. */
   numTokens: number;
+  /** KV positions computed, or being computed by planned steps not completed yet. */
   numComputed = 0;
+  /** Positions of `numComputed` that belong to steps not completed yet. */
+  numInFlight = 0;
+  /** Tokens that steps not completed yet sample: they follow `numTokens` and are unknown until then. */
+  numPlaceholders = 0;
+  /** Index among the sampled rows of its step of the latest row planned to sample this sequence. */
+  sampleIndex = -1;
   /** True while preempted to the host tier. */
   swapped = false;
   /** Device slots a swap-in must provide (set when swapped out). */
@@ -52,7 +67,11 @@ export class Sequence {
   parent: Sequence | null = null;
   readonly tokens: Int32Array;
   readonly numPromptTokens: number;
-  readonly row: MutableRowSampling;
+  /**
+   * Sampling records, one per batch buffer: steps alternate between two buffers, so a step in flight keeps
+   * its record while the next step is planned with the other.
+   */
+  readonly rows: readonly [MutableRowSampling, MutableRowSampling];
   private readonly ownTargets: readonly Sequence[] = [this];
 
   constructor(
@@ -68,14 +87,15 @@ export class Sequence {
     this.tokens.set(prompt);
     this.numTokens = prompt.length;
     this.numPromptTokens = prompt.length;
-    this.row = {
+    const row = (): MutableRowSampling => ({
       requestId: group.request.requestId,
       params: group.request.sampling,
       seed,
       promptTokenIds: this.tokens.subarray(0, prompt.length),
       outputTokenIds: this.tokens.subarray(prompt.length, prompt.length),
       needsHostLogits: group.request.needsHostLogits ?? false,
-    };
+    });
+    this.rows = [row(), row()];
   }
 
   get priority(): number {
@@ -96,10 +116,36 @@ export class Sequence {
     return this.children ?? this.ownTargets;
   }
 
-  /** Refresh the sampling record's output view before this sequence samples. */
-  prepareRow(): RowSampling {
-    this.row.outputTokenIds = this.tokens.subarray(this.numPromptTokens, this.numTokens);
-    return this.row;
+  /** Whether the next work of this running sequence is a one-token decode (maybe of a placeholder). */
+  get decodesNext(): boolean {
+    return this.state === 'decoding' || this.numPlaceholders > 0;
+  }
+
+  /**
+   * Whether a step may be planned for this sequence before the step in flight completes. Not when that
+   * step samples a token that forks it (`n > 1`: the children take over) or that is its last allowed one:
+   * `tokens` is sized so that the length limit is reached exactly when `numTokens` fills it.
+   */
+  get canRunAhead(): boolean {
+    return (
+      this.numPlaceholders === 0 ||
+      (this.children === null && this.numTokens + this.numPlaceholders < this.tokens.length)
+    );
+  }
+
+  /** Positions whose KV completed steps wrote (what the prefix cache may take). */
+  get numCompleted(): number {
+    return this.numComputed - this.numInFlight;
+  }
+
+  /**
+   * Point the sampling record of batch buffer `parity` at the known outputs, before this sequence samples
+   * in a step built there, and again once the placeholder before that step's row is known.
+   */
+  prepareRow(parity: number): RowSampling {
+    const row = this.rows[parity];
+    row.outputTokenIds = this.tokens.subarray(this.numPromptTokens, this.numTokens);
+    return row;
   }
 
   /** Set the state of this sequence and of its dormant children, which mirror it until the fork. */

@@ -5,34 +5,34 @@ import type { SequenceRegistry } from './sequence-registry.js';
 import type { StepPlan } from './step-plan.js';
 
 /**
- * Applies a computed step: advances each planned sequence, commits its computed tokens to the prefix
+ * Applies a computed step: advances each planned sequence, commits its completed tokens to the prefix
  * cache (see {@link SequenceRegistry.commitsEachStep}), appends sampled tokens (forking `n > 1` prompt
  * sequences into their children first) and ends sequences that hit a stop id or a length limit.
- * Sequences that ended while the step ran are skipped.
+ * Sequences that ended while the step ran are skipped (their rows are discarded); ones preempted while it
+ * ran still take their sampled token.
  */
 export class StepCompleter {
-  constructor(
-    private readonly registry: SequenceRegistry,
-    private readonly plan: StepPlan,
-  ) {}
+  constructor(private readonly registry: SequenceRegistry) {}
 
-  run(tokenIds: Int32Array): SequenceUpdate[] {
-    const { plan } = this;
+  run(plan: StepPlan, tokenIds: Int32Array): SequenceUpdate[] {
     const updates: SequenceUpdate[] = [];
     for (let b = 0; b < plan.seqs.length; b++) {
       const seq = plan.seqs[b];
-      if (seq.place !== 'running') continue;
-      seq.numComputed += plan.numNew[b];
+      if (!seq.isLive) continue;
+      const onDevice = seq.place === 'running';
+      // Recompute preemption dropped the step's KV (and reset the count); a swap-out carried it.
+      if (onDevice || seq.swapped) seq.numInFlight -= plan.numNew[b];
       // A prompt sequence commits before it forks, so its children share the prompt through the cache.
-      if (this.registry.commitsEachStep || seq.children !== null) {
-        this.registry.kv.commit(seq.seqId, seq.tokens.subarray(0, seq.numComputed));
+      if (onDevice && (this.registry.commitsEachStep || seq.children !== null)) {
+        this.registry.kv.commit(seq.seqId, seq.tokens.subarray(0, seq.numCompleted));
       }
       const base = plan.sampleBase[b];
       if (base < 0) {
         for (const target of seq.sampleTargets) updates.push(progressUpdate(target));
       } else if (seq.children !== null) {
-        this.fork(seq, base, plan.numSamples[b], tokenIds, updates);
+        this.fork(plan, seq, base, plan.numSamples[b], tokenIds, updates);
       } else {
+        seq.numPlaceholders--;
         this.append(seq, tokenIds[base], base, updates);
       }
     }
@@ -41,6 +41,7 @@ export class StepCompleter {
 
   /** Give each still-live child the parent's KV and its own sampled token, then drop the parent. */
   private fork(
+    plan: StepPlan,
     parent: Sequence,
     base: number,
     count: number,
@@ -49,7 +50,7 @@ export class StepCompleter {
   ): void {
     const { kv, running } = this.registry;
     for (let i = base; i < base + count; i++) {
-      const child = this.plan.sampleTargets[i];
+      const child = plan.sampleTargets[i];
       if (!child.isLive) continue;
       kv.fork(parent.seqId, child.seqId);
       child.parent = null;
@@ -63,7 +64,7 @@ export class StepCompleter {
 
   private append(seq: Sequence, tokenId: number, sampleIndex: number, out: SequenceUpdate[]): void {
     seq.tokens[seq.numTokens++] = tokenId;
-    seq.state = 'decoding';
+    if (seq.place === 'running') seq.state = 'decoding';
     const finishReason = this.finishReasonOf(seq, tokenId);
     const { group } = seq;
     const { requestId } = group.request;

@@ -1,13 +1,20 @@
 import type { KvCacheManager, KvSwapPlan } from '@ferrum/interfaces';
-import type { BatchBuffers } from './batch-buffers.js';
+import { BatchBuffers } from './batch-buffers.js';
 import type { ResolvedSchedulerOptions } from './scheduler-options.js';
 import type { Sequence } from './sequence.js';
+
+/**
+ * Token written where a placeholder goes: a valid id for any vocabulary, so a row whose placeholder is
+ * never filled (its sequence was aborted, the row is discarded) still runs safely.
+ */
+const PLACEHOLDER_TOKEN = 0;
 
 /**
  * What one step decided, kept until `complete()` applies it. Decisions are collected first (decodes and
  * prefill chunks in priority order) and written into the batch afterwards, decodes first, because a
  * sequence's slot list is only stable once every allocation and preemption of the step is done.
- * All arrays are reused from step to step.
+ * The scheduler keeps two plans, each with its own batch buffers, and alternates: a step in flight keeps
+ * its plan and arrays while the next is planned. All arrays are reused from step to step.
  */
 export class StepPlan {
   stepNo = 0;
@@ -16,6 +23,7 @@ export class StepPlan {
   numKvTokensLeft = 0;
   /** Seats of maxNumSeqs taken by running sequences (a prompt sequence counts its future forks). */
   numSeats = 0;
+  readonly buffers: BatchBuffers;
   readonly decodes: Sequence[] = [];
   readonly prefills: Sequence[] = [];
   private readonly prefillLengths: Int32Array;
@@ -31,12 +39,29 @@ export class StepPlan {
   readonly swapIn: KvSwapPlan[] = [];
   readonly swapOut: KvSwapPlan[] = [];
   readonly preempted: string[] = [];
+  /** Rows holding a placeholder, the sample index (of the step in flight) each takes, and its sequence. */
+  private readonly placeholderRows: Int32Array;
+  private readonly placeholderSources: Int32Array;
+  private readonly placeholderSeqs: Sequence[] = [];
 
-  constructor(options: ResolvedSchedulerOptions) {
+  constructor(
+    options: ResolvedSchedulerOptions,
+    /** Which of the scheduler's two plans this is; selects each sequence's sampling record. */
+    readonly parity: 0 | 1,
+  ) {
+    this.buffers = new BatchBuffers({
+      maxNumTokens: options.maxNumBatchedTokens,
+      maxNumSeqs: options.maxNumSeqs,
+      maxNumKvTokens: options.maxNumBatchedKvTokens,
+      // A prompt sequence samples once per future fork, and it holds a seat for each.
+      maxNumSamples: options.maxNumSeqs,
+    });
     this.prefillLengths = new Int32Array(options.maxNumSeqs);
     this.numNew = new Int32Array(options.maxNumSeqs);
     this.sampleBase = new Int32Array(options.maxNumSeqs);
     this.numSamples = new Int32Array(options.maxNumSeqs);
+    this.placeholderRows = new Int32Array(options.maxNumSeqs);
+    this.placeholderSources = new Int32Array(options.maxNumSeqs);
   }
 
   /** Start planning step `stepNo` with full budgets. */
@@ -53,6 +78,7 @@ export class StepPlan {
     this.swapIn.length = 0;
     this.swapOut.length = 0;
     this.preempted.length = 0;
+    this.placeholderSeqs.length = 0;
   }
 
   /** Whether `numTokens` new tokens of `seq` fit the token and kvIndices budgets. */
@@ -62,7 +88,7 @@ export class StepPlan {
 
   /** Largest chunk of `seq`'s remaining tokens the budgets allow (may be 0). */
   chunkFor(seq: Sequence): number {
-    const remaining = seq.numTokens - seq.numComputed;
+    const remaining = seq.numTokens + seq.numPlaceholders - seq.numComputed;
     return Math.max(0, Math.min(remaining, this.numTokensLeft, this.numKvTokensLeft - seq.numComputed));
   }
 
@@ -81,12 +107,40 @@ export class StepPlan {
     return this.decodes.length === 0 && this.prefills.length === 0;
   }
 
-  /** Write the planned sequences into `buffers`: decodes first, then prefill chunks. */
-  emit(buffers: BatchBuffers, kv: KvCacheManager): void {
-    buffers.reset();
-    for (const seq of this.decodes) this.emitSequence(buffers, kv, seq, 1);
+  /** Whether any sequence of this step still runs (one that ended needs nothing from the step). */
+  get hasLiveSequences(): boolean {
+    return this.seqs.some((seq) => seq.place === 'running');
+  }
+
+  /**
+   * Write the planned sequences into the buffers, decodes first, then prefill chunks, and count their new
+   * positions (and sampled tokens, as placeholders) as in flight.
+   */
+  emit(kv: KvCacheManager): void {
+    this.buffers.reset();
+    for (const seq of this.decodes) this.emitSequence(kv, seq, 1);
     for (let i = 0; i < this.prefills.length; i++) {
-      this.emitSequence(buffers, kv, this.prefills[i], this.prefillLengths[i]);
+      this.emitSequence(kv, this.prefills[i], this.prefillLengths[i]);
+    }
+  }
+
+  /** Placeholder rows of the batch and the sample index of the step in flight that each takes. */
+  placeholders(): { readonly rows: Int32Array; readonly sampleIndices: Int32Array } {
+    const count = this.placeholderSeqs.length;
+    return {
+      rows: this.placeholderRows.subarray(0, count),
+      sampleIndices: this.placeholderSources.subarray(0, count),
+    };
+  }
+
+  /**
+   * The step in flight while this one was planned completed with `tokenIds`: write them into the
+   * placeholder rows and point those sequences' sampling records at their outputs, now one longer.
+   */
+  fillPlaceholders(tokenIds: Int32Array): void {
+    for (let k = 0; k < this.placeholderSeqs.length; k++) {
+      this.buffers.setToken(this.placeholderRows[k], tokenIds[this.placeholderSources[k]]);
+      this.placeholderSeqs[k].prepareRow(this.parity);
     }
   }
 
@@ -96,14 +150,20 @@ export class StepPlan {
     this.numKvTokensLeft -= seq.numComputed + numTokens;
   }
 
-  private emitSequence(buffers: BatchBuffers, kv: KvCacheManager, seq: Sequence, numNew: number): void {
+  private emitSequence(kv: KvCacheManager, seq: Sequence, numNew: number): void {
+    const { buffers } = this;
     const b = this.seqs.length;
-    const end = seq.numComputed + numNew;
-    const row = buffers.appendSequence(seq.tokens, kv.slotsOf(seq.seqId), seq.numComputed, end);
+    const start = seq.numComputed;
+    const end = start + numNew;
+    const row = buffers.appendSequence(seq.tokens, kv.slotsOf(seq.seqId), start, end);
+    // Past the known tokens lies the one the step in flight samples: this sequence's last row.
+    if (end > seq.numTokens) this.addPlaceholder(row, seq);
+    seq.numComputed = end;
+    seq.numInFlight += numNew;
     this.seqs.push(seq);
     this.seqIds.push(seq.seqId);
     this.numNew[b] = numNew;
-    if (end < seq.numTokens) {
+    if (end < seq.numTokens + seq.numPlaceholders) {
       this.sampleBase[b] = -1;
       this.numSamples[b] = 0;
       return;
@@ -112,9 +172,19 @@ export class StepPlan {
     const targets = seq.sampleTargets;
     this.sampleBase[b] = this.sampleTargets.length;
     this.numSamples[b] = targets.length;
+    seq.sampleIndex = this.sampleTargets.length;
+    seq.numPlaceholders++;
     for (const target of targets) {
-      buffers.addSample(row, target.prepareRow());
+      buffers.addSample(row, target.prepareRow(this.parity));
       this.sampleTargets.push(target);
     }
+  }
+
+  private addPlaceholder(row: number, seq: Sequence): void {
+    const k = this.placeholderSeqs.length;
+    this.placeholderRows[k] = row;
+    this.placeholderSources[k] = seq.sampleIndex;
+    this.placeholderSeqs.push(seq);
+    this.buffers.setToken(row, PLACEHOLDER_TOKEN);
   }
 }

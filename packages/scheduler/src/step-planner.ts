@@ -12,16 +12,21 @@ import type { StepPlan } from './step-plan.js';
  * 3. waiting sequences are admitted in order (fresh or recompute: prefix match then first chunk; swapped:
  *    swap-in), each leaving the watermark free, until one does not fit. Skipped when pass 1 or 2 had to
  *    preempt: new work would only be preempted in turn.
+ *
+ * Planned while the previous step is in flight (overlap), a sequence whose last row that step samples
+ * decodes its placeholder (see {@link Sequence.canRunAhead} for when it waits instead), and one whose
+ * mid-prompt chunk it computes gets its next chunk. Sequences of the step in flight may be preempted:
+ * the KV they free goes only to steps planned later, which the runtime runs after it.
  */
 export class StepPlanner {
   private pressured = false;
+  private plan!: StepPlan;
 
-  constructor(
-    private readonly registry: SequenceRegistry,
-    private readonly plan: StepPlan,
-  ) {}
+  constructor(private readonly registry: SequenceRegistry) {}
 
-  run(): void {
+  /** Plan the next step into `plan` (begun by the caller). */
+  run(plan: StepPlan): void {
+    this.plan = plan;
     this.pressured = false;
     this.preemptForPriority();
     this.scheduleDecodes();
@@ -31,23 +36,26 @@ export class StepPlanner {
 
   private preemptForPriority(): void {
     const { waiting, running, options } = this.registry;
-    if (waiting.length === 0 || !this.hasWorseRunning(waiting.at(0))) return;
+    if (waiting.length === 0 || this.worseVictim(waiting.at(0)) === undefined) return;
     let numDecodes = 0;
-    for (let i = 0; i < running.length; i++) if (running.at(i).state === 'decoding') numDecodes++;
+    for (let i = 0; i < running.length; i++) if (isDecode(running.at(i))) numDecodes++;
     // What the better-priority waiting sequences accepted so far will need: seats, slots, tokens.
     const wanted = { seats: 0, slots: numDecodes, tokens: numDecodes };
     for (let i = 0; i < waiting.length && wanted.tokens < options.maxNumBatchedTokens; i++) {
       const seq = waiting.at(i);
-      if (seq.stepMark === this.plan.stepNo || !this.hasWorseRunning(seq)) break;
+      if (seq.stepMark === this.plan.stepNo || this.worseVictim(seq) === undefined) break;
       const tokens = seq.swapped ? 1 : Math.min(seq.numTokens, options.maxNumBatchedTokens - wanted.tokens);
       const slots = seq.swapped ? seq.numSwappedSlots + 1 : tokens;
-      while (!this.fitsWanted(seq, wanted, slots) && this.hasWorseRunning(seq)) {
-        const tail = running.last()!;
-        if (tail.state === 'decoding') {
+      for (
+        let victim = this.worseVictim(seq);
+        victim !== undefined && !this.fitsWanted(seq, wanted, slots);
+        victim = this.worseVictim(seq)
+      ) {
+        if (isDecode(victim)) {
           wanted.slots--;
           wanted.tokens--;
         }
-        this.registry.preempt(tail, this.plan);
+        this.registry.preempt(victim, this.plan);
       }
       if (!this.fitsWanted(seq, wanted, slots)) break;
       wanted.seats += seq.numSeats;
@@ -56,9 +64,10 @@ export class StepPlanner {
     }
   }
 
-  private hasWorseRunning(seq: Sequence): boolean {
-    const tail = this.registry.running.last();
-    return tail !== undefined && tail.priority > seq.priority;
+  /** The sequence to preempt for waiting `seq`: the next victim, when its priority is worse. */
+  private worseVictim(seq: Sequence): Sequence | undefined {
+    const victim = this.pickVictim();
+    return victim !== undefined && victim.priority > seq.priority ? victim : undefined;
   }
 
   private fitsWanted(seq: Sequence, wanted: { seats: number; slots: number }, slots: number): boolean {
@@ -73,7 +82,7 @@ export class StepPlanner {
     const { running } = this.registry;
     for (let i = 0; i < running.length; ) {
       const seq = running.at(i);
-      if (seq.state === 'decoding' && seq.stepMark !== this.plan.stepNo && this.plan.fits(seq, 1)) {
+      if (isDecode(seq) && seq.stepMark !== this.plan.stepNo && this.plan.fits(seq, 1)) {
         if (this.reserve(seq, 1, false) > 0) this.plan.addDecode(seq);
         // A decode that preempted itself left the queue: the next sequence is now at index i.
         if (seq.place !== 'running') continue;
@@ -86,7 +95,7 @@ export class StepPlanner {
     const { running, options } = this.registry;
     for (let i = 0; i < running.length && this.plan.numTokensLeft > 0; ) {
       const seq = running.at(i);
-      if (seq.state === 'prefilling' && seq.stepMark !== this.plan.stepNo) {
+      if (!seq.decodesNext && seq.stepMark !== this.plan.stepNo) {
         const chunk = this.plan.chunkFor(seq);
         const whole = chunk === seq.numTokens - seq.numComputed;
         if (chunk > 0 && (whole || options.chunkedPrefill)) {
@@ -113,9 +122,9 @@ export class StepPlanner {
         granted = available;
         break;
       }
+      this.pressured = true;
       const victim = this.pickVictim();
       if (victim === undefined) return 0;
-      this.pressured = true;
       this.registry.preempt(victim, this.plan);
       if (victim === seq) return 0;
     }
@@ -123,12 +132,17 @@ export class StepPlanner {
     return granted;
   }
 
-  /** The worst running sequence that this step has not planned yet. */
+  /**
+   * The worst running sequence that this step has not planned yet. Not a prompt sequence whose fork the
+   * step in flight samples: the fork needs its KV on the device.
+   */
   private pickVictim(): Sequence | undefined {
     const { running } = this.registry;
     for (let i = running.length - 1; i >= 0; i--) {
       const seq = running.at(i);
-      if (seq.stepMark !== this.plan.stepNo) return seq;
+      if (seq.stepMark !== this.plan.stepNo && (seq.children === null || seq.numPlaceholders === 0)) {
+        return seq;
+      }
     }
     return undefined;
   }
@@ -204,4 +218,9 @@ export class StepPlanner {
     else this.plan.addPrefill(seq, chunk);
     return true;
   }
+}
+
+/** A running sequence whose work this step is one decode token. */
+function isDecode(seq: Sequence): boolean {
+  return seq.decodesNext && seq.canRunAhead;
 }

@@ -23,6 +23,7 @@ const workloadArbitrary = fc.record({
   preemptionMode: fc.constantFrom('recompute' as const, 'swap' as const),
   kv: fc.constantFrom('radix' as const, 'naive' as const),
   watermark: fc.constantFrom(0, 0.01, 0.05),
+  overlap: fc.boolean(),
   requests: fc.array(requestArbitrary, { minLength: 1, maxLength: 16 }),
 });
 
@@ -45,6 +46,7 @@ describe('ForwardBatch structure', () => {
           chunkedPrefill: w.chunkedPrefill,
           preemptionMode: w.preemptionMode,
           watermark: w.watermark,
+          overlap: w.overlap,
         });
         const requests = w.requests.map((r, i) => ({
           ...r,
@@ -64,8 +66,8 @@ describe('ForwardBatch structure', () => {
             }
             if (r.abortStep === step) harness.abort(r.requestId);
           }
-          if (step > 60 && !scheduler.hasWork()) break;
-          if (scheduler.hasWork() && harness.step() === null) throw new Error('stuck');
+          if (step > 60 && !harness.busy) break;
+          if (harness.busy && harness.step() === null) throw new Error('stuck');
         }
         expect(scheduler.hasWork()).toBe(false);
         for (const r of requests) {

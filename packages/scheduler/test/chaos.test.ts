@@ -25,10 +25,19 @@ interface Chaos {
   readonly kv: KvKind;
   /** Chance per step of aborting a random live request. */
   readonly abortRate: number;
+  /** Play the async engine loop: each step planned while the previous one is in flight. */
+  readonly overlap: boolean;
 }
 
-/** Play `workload` to the end; with `chaos`, a ballast pins that fraction of the pool and aborts strike. */
-function play(workload: readonly TimedRequest[], chaos?: Chaos & { seed: number }): Harness {
+/**
+ * Play `workload` to the end; with `chaos`, a ballast pins that fraction of the pool and aborts strike.
+ * `overlap` alone plays it unpressured with the async loop.
+ */
+function play(
+  workload: readonly TimedRequest[],
+  chaos?: Chaos & { seed: number },
+  overlap = chaos?.overlap ?? false,
+): Harness {
   const random = randomStream(chaos?.seed ?? 0);
   const { kv, harness } = setup({
     ...LIMITS,
@@ -38,6 +47,7 @@ function play(workload: readonly TimedRequest[], chaos?: Chaos & { seed: number 
     watermark: 0.001,
     kv: chaos?.kv ?? 'radix',
     seed: 42,
+    overlap,
   });
   const ballast = Math.round((chaos?.pressure ?? 0) * NUM_SLOTS);
   if (ballast > 0) {
@@ -47,11 +57,12 @@ function play(workload: readonly TimedRequest[], chaos?: Chaos & { seed: number 
   let next = 0;
   const unaborted = new Set(ABORT_STATES);
   let peakUsed = 0;
-  for (let step = 0; next < workload.length || harness.scheduler.hasWork(); step++) {
+  for (let step = 0; next < workload.length || harness.busy; step++) {
     if (step > 50_000) throw new Error('no end in 50000 steps');
     while (next < workload.length && workload[next].arrivalStep <= step) harness.add(workload[next++]);
     if (chaos && random() < chaos.abortRate) abortOne(harness, unaborted, random);
-    // Some aborts land while a step is in flight, between schedule() and complete().
+    // Some aborts land while a step is in flight, between schedule() and complete() (with overlap: while
+    // one step runs and the next is built).
     const abortInFlight = (step: ScheduledStep) => {
       if (!chaos) return;
       if (random() < chaos.abortRate / 2) abortOne(harness, unaborted, random);
@@ -61,7 +72,7 @@ function play(workload: readonly TimedRequest[], chaos?: Chaos & { seed: number 
         if (state && unaborted.delete(state)) harness.abort(seqId.split('#')[0]);
       }
     };
-    if (harness.scheduler.hasWork() && harness.step(abortInFlight) === null) {
+    if (harness.busy && harness.step(abortInFlight) === null) {
       throw new Error('work left but nothing schedulable');
     }
     peakUsed = Math.max(peakUsed, kv.stats().numUsedSlots);
@@ -119,58 +130,84 @@ describe('chaos under KV pressure', () => {
     },
   );
 
-  const cases: (Chaos & { workload: 'fcfs' | 'priority' })[] = [];
-  for (const pressure of [0.7, 0.9, 0.98]) {
-    for (const preemptionMode of ['recompute', 'swap'] as const) {
-      for (const workload of ['fcfs', 'priority'] as const) {
-        cases.push({ pressure, preemptionMode, workload, kv: 'radix', abortRate: 0.08 });
+  it.each(['fcfs', 'priority'] as const)('the unpressured %s run with overlap ends the same way', (name) => {
+    const overlapped = play(workloads[name], undefined, true);
+    for (const request of workloads[name]) {
+      for (const seqId of calm[name].outputSeqIds(request.requestId)) {
+        expect(overlapped.outputsOf(seqId)).toEqual(calm[name].outputsOf(seqId));
+        expect(overlapped.ends.get(seqId)).toBe(calm[name].ends.get(seqId));
       }
     }
-  }
-  for (const preemptionMode of ['recompute', 'swap'] as const) {
-    cases.push({ pressure: 0.9, preemptionMode, workload: 'priority', kv: 'naive', abortRate: 0.08 });
-  }
+    expect(overlapped.numOverlapped).toBeGreaterThan(0.9 * overlapped.numSteps);
+    expect(overlapped.numPlaceholders).toBeGreaterThan(0);
+  });
 
-  it.each(cases)('$workload at $pressure pressure, $preemptionMode preemption, $kv manager', (chaos) => {
-    const workload = workloads[chaos.workload];
-    const harness = play(workload, { ...chaos, seed: Math.round(chaos.pressure * 100) });
-    const { scheduler, kv } = harness;
-    let numAborted = 0;
-    for (const request of workload) {
-      for (const seqId of harness.outputSeqIds(request.requestId)) {
-        const end = harness.ends.get(seqId);
-        expect(['stop', 'length', 'abort']).toContain(end);
-        const outputs = harness.outputsOf(seqId);
-        const expected = calm[chaos.workload].outputsOf(seqId);
-        if (end === 'abort') {
-          numAborted++;
-          expect(expected.slice(0, outputs.length)).toEqual(outputs);
-        } else {
-          expect(outputs).toEqual(expected);
-          expect(end).toBe(calm[chaos.workload].ends.get(seqId));
+  const cases: (Chaos & { workload: 'fcfs' | 'priority' })[] = [];
+  for (const overlap of [false, true]) {
+    for (const pressure of [0.7, 0.9, 0.98]) {
+      for (const preemptionMode of ['recompute', 'swap'] as const) {
+        for (const workload of ['fcfs', 'priority'] as const) {
+          cases.push({ pressure, preemptionMode, workload, kv: 'radix', abortRate: 0.08, overlap });
         }
       }
     }
-    expect(numAborted).toBeGreaterThan(0);
-    expect([...harness.abortedStates].sort()).toEqual(['decoding', 'preempted', 'prefilling', 'waiting']);
-    // The workload filled what the ballast left and was preempted (by swap in swap mode); with FCFS every
-    // preemption is for want of KV.
-    expect(peakUsage.get(harness)).toBeGreaterThanOrEqual(chaos.pressure + 0.9 * (1 - chaos.pressure));
-    expect(scheduler.stats().numPreemptions).toBeGreaterThan(0);
-    if (chaos.preemptionMode === 'swap')
-      expect(Math.min(harness.numSwapOuts, harness.numSwapIns)).toBeGreaterThan(0);
-    expect(scheduler.stats()).toEqual({
-      numWaiting: 0,
-      numRunning: 0,
-      numSwapped: 0,
-      numPreemptions: expect.any(Number),
-    });
-    kv.checkIntegrity();
-    const stats = kv.stats();
-    expect(stats.numUsedSlots).toBe(0);
-    expect(stats.numFreeSlots + stats.numCachedSlots).toBe(stats.numSlots);
-    expect(stats.numFreeHostSlots).toBe(stats.numHostSlots);
-  });
+    for (const preemptionMode of ['recompute', 'swap'] as const) {
+      const kv = 'naive';
+      cases.push({ pressure: 0.9, preemptionMode, workload: 'priority', kv, abortRate: 0.08, overlap });
+    }
+  }
+
+  it.each(cases)(
+    '$workload at $pressure pressure, $preemptionMode preemption, $kv manager, overlap $overlap',
+    (chaos) => {
+      const workload = workloads[chaos.workload];
+      const harness = play(workload, { ...chaos, seed: Math.round(chaos.pressure * 100) });
+      const { scheduler, kv } = harness;
+      let numAborted = 0;
+      for (const request of workload) {
+        for (const seqId of harness.outputSeqIds(request.requestId)) {
+          const end = harness.ends.get(seqId);
+          expect(['stop', 'length', 'abort']).toContain(end);
+          const outputs = harness.outputsOf(seqId);
+          const expected = calm[chaos.workload].outputsOf(seqId);
+          if (end === 'abort') {
+            numAborted++;
+            expect(expected.slice(0, outputs.length)).toEqual(outputs);
+          } else {
+            expect(outputs).toEqual(expected);
+            expect(end).toBe(calm[chaos.workload].ends.get(seqId));
+          }
+        }
+      }
+      expect(numAborted).toBeGreaterThan(0);
+      expect([...harness.abortedStates].sort()).toEqual(['decoding', 'preempted', 'prefilling', 'waiting']);
+      // The workload filled what the ballast left and was preempted (by swap in swap mode); with FCFS every
+      // preemption is for want of KV.
+      expect(peakUsage.get(harness)).toBeGreaterThanOrEqual(chaos.pressure + 0.9 * (1 - chaos.pressure));
+      expect(scheduler.stats().numPreemptions).toBeGreaterThan(0);
+      if (chaos.overlap) {
+        // Steps were built while others ran, with placeholders; some of those rows were discarded and some
+        // preemptions hit sequences of the step in flight.
+        expect(harness.numOverlapped).toBeGreaterThan(0.5 * harness.numSteps);
+        expect(harness.numPlaceholders).toBeGreaterThan(0);
+        expect(harness.numDiscarded).toBeGreaterThan(0);
+        expect(harness.numPreemptedInFlight).toBeGreaterThan(0);
+      }
+      if (chaos.preemptionMode === 'swap')
+        expect(Math.min(harness.numSwapOuts, harness.numSwapIns)).toBeGreaterThan(0);
+      expect(scheduler.stats()).toEqual({
+        numWaiting: 0,
+        numRunning: 0,
+        numSwapped: 0,
+        numPreemptions: expect.any(Number),
+      });
+      kv.checkIntegrity();
+      const stats = kv.stats();
+      expect(stats.numUsedSlots).toBe(0);
+      expect(stats.numFreeSlots + stats.numCachedSlots).toBe(stats.numSlots);
+      expect(stats.numFreeHostSlots).toBe(stats.numHostSlots);
+    },
+  );
 });
 
 function harnessSeqId(request: TimedRequest): string {

@@ -70,14 +70,17 @@ describe('step shape', () => {
 });
 
 describe('step protocol', () => {
-  it('allows one step in flight, unless all of its sequences ended', () => {
+  it('allows a second step planned while the first runs, no third, and completes them in order', () => {
     const { scheduler, harness } = setup({ numSlots: 64 });
     harness.add({ requestId: 'a', prompt: prompt(4), sampling: { maxTokens: 4 } });
-    const step = scheduler.schedule()!;
+    const first = scheduler.schedule()!;
+    const second = scheduler.schedule()!;
+    expect(second.seqIds).toEqual(['a']);
     expect(() => scheduler.schedule()).toThrow(code('invalid_argument'));
-    expect(() => scheduler.complete({ ...step }, new Int32Array(1))).toThrow(code('invalid_argument'));
-    expect(() => scheduler.complete(step, new Int32Array(0))).toThrow(code('invalid_argument'));
-    // After a failed forward the engine aborts the step's requests and carries on.
+    expect(() => scheduler.complete({ ...first }, new Int32Array(1))).toThrow(code('invalid_argument'));
+    expect(() => scheduler.complete(first, new Int32Array(0))).toThrow(code('invalid_argument'));
+    expect(() => scheduler.complete(second, new Int32Array(1))).toThrow(code('invalid_argument'));
+    // After a failed forward the engine aborts the steps' requests and carries on without completing them.
     harness.abort('a');
     expect(scheduler.schedule()).toBeNull();
     harness.add({ requestId: 'b', prompt: prompt(4), sampling: { maxTokens: 2, ignoreEos: true } });

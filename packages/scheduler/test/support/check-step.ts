@@ -9,11 +9,14 @@ export interface StepCheckContext {
   /** Prompt plus outputs so far of a live sequence, as the test has seen them. */
   readonly tokensOf: (seqId: string) => readonly number[];
   readonly promptOf: (seqId: string) => readonly number[];
+  /** The step in flight when this one was planned (overlap): its samples fill this one's placeholders. */
+  readonly previous: ScheduledStep | null;
 }
 
 /**
  * Assert that a freshly scheduled step is a consistent ForwardBatch (call before anything mutates the
- * KV manager). Throws an Error naming the first violation.
+ * KV manager). A placeholder row stands for the one token the step in flight samples for its sequence.
+ * Throws an Error naming the first violation.
  */
 export function checkStep(step: ScheduledStep, ctx: StepCheckContext): void {
   const { batch } = step;
@@ -28,6 +31,7 @@ export function checkStep(step: ScheduledStep, ctx: StepCheckContext): void {
   expect(batch.kvIndices.length === batch.kvIndptr[B], 'kvIndices length');
   for (const a of [batch.tokenIds, batch.positions, batch.slotMapping])
     expect(a.length === T, 'row arrays length');
+  const placeholderRows = checkPlaceholders(step, ctx);
   const newSlotOwner = new Map<number, number>();
   const completes: boolean[] = [];
   let seenPrefill = false;
@@ -36,8 +40,9 @@ export function checkStep(step: ScheduledStep, ctx: StepCheckContext): void {
     const q = batch.qIndptr[b + 1] - batch.qIndptr[b];
     const ctxLen = batch.kvIndptr[b + 1] - batch.kvIndptr[b];
     expect(q >= 1 && ctxLen >= q, `${seqId}: ${q} rows, context ${ctxLen}`);
+    const pending = placeholderRows.has(batch.qIndptr[b + 1] - 1) ? 1 : 0;
     const state = ctx.scheduler.stateOf(seqId);
-    if (state === 'decoding') {
+    if (state === 'decoding' || pending > 0) {
       expect(!seenPrefill && q === 1, `${seqId}: decodes come first, one token each`);
     } else {
       expect(state === 'prefilling', `${seqId}: state ${state} in a batch`);
@@ -46,7 +51,7 @@ export function checkStep(step: ScheduledStep, ctx: StepCheckContext): void {
     const slots = ctx.kv.slotsOf(seqId);
     const tokens = ctx.tokensOf(seqId);
     expect(slots.length === ctxLen, `${seqId}: holds ${slots.length} slots, context ${ctxLen}`);
-    expect(ctxLen <= tokens.length, `${seqId}: context ${ctxLen} past its ${tokens.length} tokens`);
+    expect(ctxLen <= tokens.length + pending, `${seqId}: context ${ctxLen} past its ${tokens.length} tokens`);
     for (let p = 0; p < ctxLen; p++) {
       expect(batch.kvIndices[batch.kvIndptr[b] + p] === slots[p], `${seqId}: kvIndices[${p}]`);
     }
@@ -55,11 +60,12 @@ export function checkStep(step: ScheduledStep, ctx: StepCheckContext): void {
       const position = ctxLen - q + j;
       expect(batch.positions[row] === position, `${seqId}: position of row ${row}`);
       expect(batch.slotMapping[row] === slots[position], `${seqId}: slotMapping of row ${row}`);
-      expect(batch.tokenIds[row] === tokens[position], `${seqId}: token of row ${row}`);
+      const token = placeholderRows.has(row) ? 0 : tokens[position];
+      expect(batch.tokenIds[row] === token, `${seqId}: token of row ${row}`);
       expect(!newSlotOwner.has(slots[position]), `slot ${slots[position]} written twice`);
       newSlotOwner.set(slots[position], b);
     }
-    completes.push(ctxLen === tokens.length);
+    completes.push(ctxLen === tokens.length + pending);
   }
   // A slot written this step must not be part of another sequence's context.
   for (let b = 0; b < B; b++) {
@@ -71,19 +77,86 @@ export function checkStep(step: ScheduledStep, ctx: StepCheckContext): void {
       );
     }
   }
-  checkSamples(step, ctx, completes);
+  // Records of rows after a placeholder see their outputs only once it is filled (checkResolved).
+  checkSamples(step, ctx, completes, (b) => !placeholderRows.has(batch.qIndptr[b + 1] - 1));
 }
 
-/** Sampled rows are exactly the last rows of the sequences that complete, with matching sampling records. */
-function checkSamples(step: ScheduledStep, ctx: StepCheckContext, completes: readonly boolean[]): void {
+/**
+ * Placeholder rows are the last rows of distinct sequences and each takes a token the step in flight
+ * samples for the same sequence. Returns the set of placeholder rows.
+ */
+function checkPlaceholders(step: ScheduledStep, ctx: StepCheckContext): Set<number> {
+  const rows = step.placeholders?.rows ?? new Int32Array(0);
+  const sources = step.placeholders?.sampleIndices ?? new Int32Array(0);
+  const set = new Set(rows);
+  expect(set.size === rows.length && sources.length === rows.length, 'placeholder rows distinct');
+  const previous = ctx.previous;
+  expect(rows.length === 0 || previous !== null, 'placeholders without a step in flight');
+  for (let k = 0; k < rows.length; k++) {
+    const b = ownerOf(step, rows[k]);
+    expect(rows[k] === step.batch.qIndptr[b + 1] - 1, `placeholder row ${rows[k]} is not a last row`);
+    const source = previous!.batch.sampleRows[sources[k]];
+    expect(
+      source !== undefined,
+      `placeholder ${k} takes sample ${sources[k]} of ${previous!.batch.sampleRows.length}`,
+    );
+    expect(
+      previous!.seqIds[ownerOf(previous!, source)] === step.seqIds[b],
+      `placeholder row ${rows[k]} takes another sequence's token`,
+    );
+  }
+  return set;
+}
+
+/**
+ * After `complete()` of the step in flight: the placeholder rows of sequences still live hold the tokens
+ * now known, and their sampling records see them. Rows of sequences that ended are discarded.
+ */
+export function checkResolved(
+  step: ScheduledStep,
+  ctx: StepCheckContext,
+  isLive: (seqId: string) => boolean,
+): void {
+  const { batch } = step;
+  const rows = new Set(step.placeholders?.rows ?? []);
+  for (const row of rows) {
+    const seqId = step.seqIds[ownerOf(step, row)];
+    if (!isLive(seqId)) continue;
+    const tokens = ctx.tokensOf(seqId);
+    expect(batch.tokenIds[row] === tokens[batch.positions[row]], `${seqId}: placeholder row ${row} filled`);
+  }
+  for (let i = 0; i < batch.sampleRows.length; i++) {
+    const seqId = step.seqIds[ownerOf(step, batch.sampleRows[i])];
+    if (!rows.has(batch.sampleRows[i]) || !isLive(seqId)) continue;
+    const outputs = ctx.tokensOf(seqId).slice(ctx.promptOf(seqId).length);
+    expect(sameTokens(batch.sampling![i].outputTokenIds, outputs), `${seqId}: outputs after the fill`);
+  }
+}
+
+/** The sequence owning `row`. */
+function ownerOf(step: ScheduledStep, row: number): number {
+  let b = 0;
+  while (step.batch.qIndptr[b + 1] <= row) b++;
+  return b;
+}
+
+/**
+ * Sampled rows are exactly the last rows of the sequences that complete, with matching sampling records
+ * (their outputs checked for the sequences `checkOutputs` accepts).
+ */
+function checkSamples(
+  step: ScheduledStep,
+  ctx: StepCheckContext,
+  completes: readonly boolean[],
+  checkOutputs: (b: number) => boolean,
+): void {
   const { batch } = step;
   const S = batch.sampleRows.length;
   expect(batch.sampling?.length === S, 'one sampling record per sampled row');
   const sampledSeqs = new Set<number>();
   for (let i = 0; i < S; i++) {
     const row = batch.sampleRows[i];
-    let b = 0;
-    while (batch.qIndptr[b + 1] <= row) b++;
+    const b = ownerOf(step, row);
     expect(
       row === batch.qIndptr[b + 1] - 1 && completes[b],
       `sample row ${row} is not a completing last row`,
@@ -94,6 +167,7 @@ function checkSamples(step: ScheduledStep, ctx: StepCheckContext, completes: rea
     const seqId = step.seqIds[b];
     expect(Number.isInteger(record.seed) && record.seed >= 0 && record.seed < 2 ** 32, 'seed is a u32');
     expect(sameTokens(record.promptTokenIds, ctx.promptOf(seqId)), `${seqId}: sampling prompt`);
+    if (!checkOutputs(b)) continue;
     const tokens = ctx.tokensOf(seqId);
     expect(sameTokens(record.outputTokenIds, tokens.slice(ctx.promptOf(seqId).length)), `${seqId}: outputs`);
   }

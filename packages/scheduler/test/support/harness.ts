@@ -6,7 +6,7 @@ import type {
   SequenceUpdate,
 } from '@ferrum/interfaces';
 import { type FinishReason, resolveSamplingParams, type SamplingParams } from '@ferrum/types';
-import { checkStep } from './check-step.js';
+import { checkResolved, checkStep, type StepCheckContext } from './check-step.js';
 import { FAKE_EOS, FakeRuntime } from './fake-runtime.js';
 
 /** A request as tests write it. */
@@ -21,6 +21,10 @@ export interface TestRequest {
 /**
  * Plays the engine over a fake runtime: schedules, checks every batch, runs it, completes it, and keeps an
  * independent record of each sequence's tokens and end, failing on tokens after the end or a second end.
+ *
+ * With `overlap` it plays the async engine loop: the next step is planned while the launched one is in
+ * flight, and the launched one runs on the fake runtime only when it completes, so it reads its batch
+ * after the next one was built (a scheduler that reused its arrays would corrupt it).
  */
 export class Harness {
   readonly runtime: FakeRuntime;
@@ -36,15 +40,30 @@ export class Harness {
   numSteps = 0;
   numSwapOuts = 0;
   numSwapIns = 0;
+  /** Steps planned while another was in flight, and placeholder rows they held. */
+  numOverlapped = 0;
+  numPlaceholders = 0;
+  /** Sequences of the step in flight preempted while planning the next. */
+  numPreemptedInFlight = 0;
+  /** Placeholder rows launched for a sequence that had ended meanwhile (computed, then ignored). */
+  numDiscarded = 0;
   private clock = 0;
+  /** The launched step, not completed yet (overlap). */
+  private inFlight: ScheduledStep | null = null;
 
   constructor(
     readonly scheduler: Scheduler,
     readonly kv: KvCacheManager,
     readonly limits: { readonly maxNumBatchedTokens: number; readonly maxNumSeqs: number },
     numHostSlots = 0,
+    readonly overlap = false,
   ) {
     this.runtime = new FakeRuntime(kv.numSlots, numHostSlots);
+  }
+
+  /** Whether work is left: waiting or running sequences, or a step in flight. */
+  get busy(): boolean {
+    return this.scheduler.hasWork() || this.inFlight !== null;
   }
 
   add(test: TestRequest): SequenceRequest {
@@ -81,31 +100,43 @@ export class Harness {
     return aborted;
   }
 
-  /** One engine step; null when the scheduler had nothing to run. `inspect` sees the checked step first. */
+  /**
+   * One engine step; null when the scheduler had nothing to run. `inspect` sees the checked step first.
+   * With overlap: plan the next step, complete the one in flight (returning its updates), launch the next;
+   * null when nothing was planned or in flight.
+   */
   step(inspect?: (step: ScheduledStep) => void): readonly SequenceUpdate[] | null {
+    const previous = this.inFlight;
     const step = this.scheduler.schedule();
     this.observe();
-    if (step === null) return null;
-    this.numSteps++;
-    checkStep(step, {
-      scheduler: this.scheduler,
-      kv: this.kv,
-      ...this.limits,
-      tokensOf: (id) => this.tokens.get(id) ?? this.promptOf(id),
-      promptOf: (id) => this.promptOf(id),
-    });
-    this.numSwapOuts += step.swapOut.length;
-    this.numSwapIns += step.swapIn.length;
-    inspect?.(step);
-    const updates = this.scheduler.complete(step, this.runtime.run(step));
-    for (const update of updates) this.record(update);
-    this.observe();
+    if (step === null && previous === null) return null;
+    if (step !== null) {
+      this.numSteps++;
+      checkStep(step, this.checkContext(previous));
+      this.numSwapOuts += step.swapOut.length;
+      this.numSwapIns += step.swapIn.length;
+      if (previous !== null) this.numOverlapped++;
+      this.numPlaceholders += step.placeholders?.rows.length ?? 0;
+      for (const id of step.preempted) if (previous?.seqIds.includes(id)) this.numPreemptedInFlight++;
+      inspect?.(step);
+    }
+    if (!this.overlap) return this.run(step!);
+    const updates = previous === null ? [] : this.run(previous);
+    if (step !== null && previous !== null) {
+      checkResolved(step, this.checkContext(previous), (id) => !this.ends.has(id));
+      for (const row of step.placeholders?.rows ?? []) {
+        let b = 0;
+        while (step.batch.qIndptr[b + 1] <= row) b++;
+        if (this.ends.has(step.seqIds[b])) this.numDiscarded++;
+      }
+    }
+    this.inFlight = step;
     return updates;
   }
 
   /** Step until nothing is left; fails after `maxSteps` steps in all. */
   drain(inspect?: (step: ScheduledStep) => void, maxSteps = 100_000): void {
-    while (this.scheduler.hasWork()) {
+    while (this.busy) {
       if (this.numSteps >= maxSteps) throw new Error(`no end after ${maxSteps} steps`);
       if (this.step(inspect) === null) throw new Error('work left but nothing schedulable');
     }
@@ -128,6 +159,25 @@ export class Harness {
         this.trace.set(id, trace);
       }
     }
+  }
+
+  /** Run `step` on the fake runtime and complete it. */
+  private run(step: ScheduledStep): readonly SequenceUpdate[] {
+    const updates = this.scheduler.complete(step, this.runtime.run(step));
+    for (const update of updates) this.record(update);
+    this.observe();
+    return updates;
+  }
+
+  private checkContext(previous: ScheduledStep | null): StepCheckContext {
+    return {
+      scheduler: this.scheduler,
+      kv: this.kv,
+      ...this.limits,
+      tokensOf: (id) => this.tokens.get(id) ?? this.promptOf(id),
+      promptOf: (id) => this.promptOf(id),
+      previous,
+    };
   }
 
   private promptOf(seqId: string): number[] {

@@ -14,11 +14,16 @@ export interface Setup {
   readonly harness: Harness;
 }
 
-/** A scheduler over a fresh pool, with a harness playing the engine. */
+/** A scheduler over a fresh pool, with a harness playing the engine (the async one with `overlap`). */
 export function setup(
-  options: Partial<SchedulerOptions> & { numSlots: number; numHostSlots?: number; kv?: KvKind },
+  options: Partial<SchedulerOptions> & {
+    numSlots: number;
+    numHostSlots?: number;
+    kv?: KvKind;
+    overlap?: boolean;
+  },
 ): Setup {
-  const { numSlots, numHostSlots = 0, kv: kind = 'radix', ...rest } = options;
+  const { numSlots, numHostSlots = 0, kv: kind = 'radix', overlap = false, ...rest } = options;
   const kv =
     kind === 'radix'
       ? createKvCacheManager({ numSlots, numHostSlots, enablePrefixCaching: true })
@@ -31,7 +36,7 @@ export function setup(
     ...rest,
   };
   const scheduler = createScheduler(schedulerOptions, kv);
-  const harness = new Harness(scheduler, kv, schedulerOptions, numHostSlots);
+  const harness = new Harness(scheduler, kv, schedulerOptions, numHostSlots, overlap);
   return { kv, scheduler, harness };
 }
 
