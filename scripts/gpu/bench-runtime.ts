@@ -88,7 +88,9 @@ for (const prompt of [32, 512, 2048]) {
 }
 for (const seqs of [1, 8, 32]) {
   const context = 512;
-  await executor.forward(batch(seqs, context, context, 0));
+  // Prefill the contexts four sequences per step (maxBatchTokens), each at its own slot range.
+  for (let s = 0; s < seqs; s += 4)
+    await executor.forward(batch(Math.min(4, seqs - s), context, context, s * 4096));
   let length = context;
   const stepMs = await timeMs(() => executor.forward(batch(seqs, ++length, 1, 0)), 64);
   results[`decodeB${seqs}StepMs`] = stepMs;

@@ -23,9 +23,9 @@ fi
 if [[ " $parts " == *" compare "* ]]; then
   for name in qwen3-0.6b llama-3.2-1b qwen3-4b; do
     dir=/tmp/ferrum-models/$name
-    { timeout 200 python3 scripts/gpu/make_reference.py make --config ".gpu-data/configs/$name.json" --model "$dir" --seed 11 &&
+    { timeout 200 python3 scripts/gpu/make_reference.py make --config ".gpu-data/configs/$name.json" --model "$dir" --seed 11 ${FERRUM_EMBED_STD:+--embed-std $FERRUM_EMBED_STD} &&
       timeout 120 $tsx scripts/gpu/run-schedule.ts "$dir" "$dir/ferrum-logits.bin" &&
-      python3 scripts/gpu/make_reference.py compare --model "$dir" --ferrum "$dir/ferrum-logits.bin" --results "$OUT/compare.jsonl"
+      python3 scripts/gpu/make_reference.py compare --model "$dir" --ferrum "$dir/ferrum-logits.bin" --results "$OUT/compare${FERRUM_EMBED_STD:+-embed$FERRUM_EMBED_STD}.jsonl"
       rm -rf "$dir"; } >> "$OUT/compare.log" 2>&1
   done
   grep -E "PASS|FAIL|Error|error" "$OUT/compare.log" | head -20
