@@ -67,6 +67,7 @@ export async function createEngine(
       eosTokenIds,
       logitsProcessors: resolveAllTokens(container, LOGITS_PROCESSORS),
       defaultSampling: {},
+      asyncScheduling: options.asyncScheduling ?? true,
       log,
     });
   } catch (error) {

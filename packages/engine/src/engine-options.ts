@@ -33,6 +33,8 @@ export interface EngineOptions {
   readonly numThreads?: number;
   /** Seed for dummy weights and unseeded requests. */
   readonly seed?: number;
+  /** Plan step N + 1 while step N runs (vLLM's async scheduling). Default true. */
+  readonly asyncScheduling?: boolean;
   /** Disable CUDA graphs (GPU backends). */
   readonly enforceEager?: boolean;
   /** Backend-specific knobs passed through to `loadModel`. */

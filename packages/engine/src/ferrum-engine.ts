@@ -3,6 +3,7 @@ import type {
   KvCacheManager,
   LogitsProcessor,
   ModelExecutor,
+  ScheduledStep,
   Scheduler,
   SequenceUpdate,
   Tokenizer,
@@ -23,6 +24,7 @@ import { EngineMetricsRecorder } from './engine-metrics-recorder.js';
 import type { EngineMetrics } from './engine-options.js';
 import { OutputProcessor } from './output-processor.js';
 import { promptTokens } from './prompt-tokens.js';
+import { StepLoop } from './step-loop.js';
 import type { StepRunner } from './step-runner.js';
 
 /** Everything a {@link FerrumEngine} runs on, resolved by `createEngine`. */
@@ -38,13 +40,14 @@ export interface EngineParts {
   readonly defaultSampling: Partial<SamplingParams>;
   /** Custom processors: a request any of them applies to has its rows sampled on the host. */
   readonly logitsProcessors: readonly LogitsProcessor[];
+  /** Plan step N + 1 while step N runs (when the scheduler supports it). */
+  readonly asyncScheduling: boolean;
   readonly log: (message: string) => void;
 }
 
 /**
- * The engine: admits requests, runs the step loop while there is work, and streams each request's
- * chunks through its own channel. One step at a time; the loop awaits the runtime, so the event loop
- * stays free for I/O while a step runs natively.
+ * The engine: admits requests, runs the {@link StepLoop} while there is work, and streams each request's
+ * chunks through its own channel.
  */
 export class FerrumEngine implements InferenceEngine {
   readonly specificationVersion = 'v1' as const;
@@ -57,12 +60,19 @@ export class FerrumEngine implements InferenceEngine {
   private accepting = true;
   private disposed = false;
   private nextId = 0;
+  private readonly stepLoop: StepLoop;
 
   constructor(private readonly parts: EngineParts) {
     this.modelInfo = parts.executor.info;
     this.modelName = parts.modelName;
     this.tokenizer = parts.tokenizer;
     this.recorder = new EngineMetricsRecorder(parts.scheduler, parts.kv);
+    this.stepLoop = new StepLoop(parts.scheduler, parts.stepRunner, parts.asyncScheduling, {
+      onLaunch: (step) => this.onLaunch(step),
+      onUpdates: (updates, logprobs) => this.apply(updates, logprobs),
+      onUnschedulable: () => this.failUnschedulable(),
+      onError: (error) => this.failAll(error),
+    });
   }
 
   generate(
@@ -150,32 +160,17 @@ export class FerrumEngine implements InferenceEngine {
 
   private kick(): void {
     if (this.loopRunning) return;
-    this.loopRunning = this.loop().finally(() => {
+    this.loopRunning = this.stepLoop.run().finally(() => {
       this.loopRunning = null;
       if (this.parts.scheduler.hasWork() && !this.disposed) this.kick();
     });
   }
 
-  private async loop(): Promise<void> {
-    const { scheduler, stepRunner } = this.parts;
-    while (scheduler.hasWork()) {
-      const step = scheduler.schedule();
-      if (!step) {
-        this.failUnschedulable();
-        return;
-      }
-      const now = performance.now();
-      for (const seqId of step.seqIds) {
-        const output = this.requests.get(requestIdOf(seqId, this.requests));
-        if (output) this.recorder.onScheduled(output.times, now);
-      }
-      try {
-        const { tokenIds, logprobs } = await stepRunner.run(step);
-        this.apply(scheduler.complete(step, tokenIds), logprobs);
-      } catch (error) {
-        this.failAll(error);
-        return;
-      }
+  private onLaunch(step: ScheduledStep): void {
+    const now = performance.now();
+    for (const seqId of step.seqIds) {
+      const output = this.requests.get(requestIdOf(seqId, this.requests));
+      if (output) this.recorder.onScheduled(output.times, now);
     }
   }
 

@@ -13,9 +13,11 @@ export interface StepTokens {
  * runtime did not sample (all rows when the backend has no device sampling).
  */
 export class StepRunner {
-  private readonly tokenIds: Int32Array;
+  /** Result arrays of two steps, used in turn: the engine applies one step's while the next runs. */
+  private readonly tokenIds: readonly [Int32Array, Int32Array];
+  private readonly logprobs: readonly [(TokenLogprob | undefined)[], (TokenLogprob | undefined)[]];
+  private turn = 0;
   private readonly hostSamplesAll: boolean;
-  private readonly logprobs: (TokenLogprob | undefined)[] = [];
 
   constructor(
     private readonly executor: ModelExecutor,
@@ -24,38 +26,56 @@ export class StepRunner {
     maxSamplesPerStep: number,
     private readonly eosTokenIds: readonly number[],
   ) {
-    this.tokenIds = new Int32Array(maxSamplesPerStep);
+    this.tokenIds = [new Int32Array(maxSamplesPerStep), new Int32Array(maxSamplesPerStep)];
+    this.logprobs = [[], []];
     this.hostSamplesAll = !capabilities.deviceSampling.includes('greedy');
   }
 
+  /**
+   * Run `step`. The result stays valid until the second `run()` after this one: the arrays of two
+   * consecutive steps are distinct.
+   */
   async run(step: ScheduledStep): Promise<StepTokens> {
+    const turn = this.turn;
+    this.turn = 1 - turn;
+    const numSamples = step.batch.sampleRows.length;
+    const tokenIds = this.tokenIds[turn].subarray(0, numSamples);
+    const logprobs = this.logprobs[turn];
+    logprobs.length = numSamples;
+    logprobs.fill(undefined);
     const { kv } = this.executor;
     for (const plan of step.swapOut) await kv.swapOut(plan.deviceSlots, plan.hostSlots);
     for (const plan of step.swapIn) await kv.swapIn(plan.hostSlots, plan.deviceSlots);
-    const numSamples = step.batch.sampleRows.length;
-    const tokenIds = this.tokenIds.subarray(0, numSamples);
-    this.logprobs.length = numSamples;
-    this.logprobs.fill(undefined);
-    if (step.batch.numTokens === 0) return { tokenIds, logprobs: this.logprobs };
+    if (step.batch.numTokens === 0) return { tokenIds, logprobs };
     const result = await this.executor.forward(step.batch);
     const rows = step.batch.sampling ?? [];
-    this.takeDeviceSamples(result, rows, tokenIds);
-    this.sampleOnHost(result, rows, tokenIds);
-    return { tokenIds, logprobs: this.logprobs };
+    this.takeDeviceSamples(result, rows, tokenIds, logprobs);
+    this.sampleOnHost(result, rows, tokenIds, logprobs);
+    return { tokenIds, logprobs };
   }
 
-  private takeDeviceSamples(result: ForwardResult, rows: readonly RowSampling[], out: Int32Array): void {
+  private takeDeviceSamples(
+    result: ForwardResult,
+    rows: readonly RowSampling[],
+    out: Int32Array,
+    logprobs: (TokenLogprob | undefined)[],
+  ): void {
     if (this.hostSamplesAll) return;
     for (let i = 0; i < out.length; i++) {
       out[i] = result.tokens[i];
       const row = rows[i];
       if (row && row.params.logprobs !== null && result.logprobs) {
-        this.logprobs[i] = { tokenId: out[i], logprob: result.logprobs[i] };
+        logprobs[i] = { tokenId: out[i], logprob: result.logprobs[i] };
       }
     }
   }
 
-  private sampleOnHost(result: ForwardResult, rows: readonly RowSampling[], out: Int32Array): void {
+  private sampleOnHost(
+    result: ForwardResult,
+    rows: readonly RowSampling[],
+    out: Int32Array,
+    logprobs: (TokenLogprob | undefined)[],
+  ): void {
     const hostRows = this.hostSamplesAll ? null : result.logitsRows;
     const count = hostRows ? hostRows.length : out.length;
     if (count === 0 || !result.logits) return;
@@ -69,7 +89,7 @@ export class StepRunner {
       if (samplerRows[j].context.params.logprobs === null) continue;
       // The sampler reuses its output arrays on the next call; chunks outlive the step.
       const top = sampled.topLogprobs[j]?.map((e) => ({ tokenId: e.tokenId, logprob: e.logprob }));
-      this.logprobs[i] = top
+      logprobs[i] = top
         ? { tokenId: out[i], logprob: sampled.logprobs[j], top }
         : { tokenId: out[i], logprob: sampled.logprobs[j] };
     }

@@ -1,0 +1,99 @@
+import type { ScheduledStep, Scheduler, SequenceState, SequenceUpdate } from '@ferrum/interfaces';
+import type { TokenLogprob } from '@ferrum/types';
+import type { StepRunner, StepTokens } from './step-runner.js';
+
+/** What the loop tells its engine. */
+export interface StepLoopHooks {
+  /** `step` goes to the runtime now. */
+  onLaunch(step: ScheduledStep): void;
+  /** A step completed (with async scheduling this runs while the next step runs). */
+  onUpdates(updates: readonly SequenceUpdate[], logprobs: readonly (TokenLogprob | undefined)[]): void;
+  /** Work is left, but nothing can be scheduled while nothing runs. */
+  onUnschedulable(): void;
+  /** A step, or the handling of its results, failed; nothing is in flight any more. */
+  onError(error: unknown): void;
+}
+
+/** A step handed to the runtime, and its result to come. */
+interface LaunchedStep {
+  readonly step: ScheduledStep;
+  readonly result: Promise<StepTokens>;
+}
+
+/**
+ * The engine's step loop. One step runs at a time and the loop only awaits the runtime's Promise, so the
+ * event loop stays free while a step runs natively. With async scheduling (vLLM's; SGLang's overlap
+ * scheduler) it plans step N + 1 while step N runs, then completes N (which writes N's tokens into
+ * N + 1's placeholders), launches N + 1, and only then streams N's tokens: between two steps the runtime
+ * waits for `complete()` alone. Without it, each step is completed and streamed before the next is planned
+ * (the plain loop, kept as the reference).
+ */
+export class StepLoop {
+  private readonly overlap: boolean;
+
+  constructor(
+    private readonly scheduler: Scheduler,
+    private readonly stepRunner: StepRunner,
+    asyncScheduling: boolean,
+    private readonly hooks: StepLoopHooks,
+  ) {
+    this.overlap = asyncScheduling && scheduler.supportsAsyncScheduling === true;
+  }
+
+  /** Run steps while there is work. Resolves once nothing is in flight; never rejects (see `onError`). */
+  async run(): Promise<void> {
+    const { scheduler } = this;
+    let current: LaunchedStep | null = null;
+    try {
+      current = this.launchNext();
+      while (current !== null) {
+        const { step, result } = current;
+        // Build step N + 1 while step N runs; its decodes hold placeholders for N's tokens.
+        const planned = this.overlap && scheduler.hasWork() ? scheduler.schedule() : null;
+        const { tokenIds, logprobs } = await result;
+        const updates = scheduler.complete(step, tokenIds);
+        if (this.overlap) {
+          current = planned !== null && this.needsRun(planned) ? this.launch(planned) : this.launchNext();
+          this.hooks.onUpdates(updates, logprobs);
+        } else {
+          this.hooks.onUpdates(updates, logprobs);
+          current = this.launchNext();
+        }
+      }
+    } catch (error) {
+      // The runtime finishes the step it was given before the requests fail.
+      await current?.result.catch(() => undefined);
+      this.hooks.onError(error);
+    }
+  }
+
+  /** Plan a step with nothing in flight and launch it; null when no work is left or none can run. */
+  private launchNext(): LaunchedStep | null {
+    if (!this.scheduler.hasWork()) return null;
+    const step = this.scheduler.schedule();
+    if (step === null) {
+      this.hooks.onUnschedulable();
+      return null;
+    }
+    return this.launch(step);
+  }
+
+  private launch(step: ScheduledStep): LaunchedStep {
+    this.hooks.onLaunch(step);
+    return { step, result: this.stepRunner.run(step) };
+  }
+
+  /**
+   * Whether a step planned ahead still has work: every sequence in it may have ended meanwhile (e.g. on
+   * EOS in the step before), leaving only rows whose results would be ignored. Skipped, it needs no
+   * `complete()`.
+   */
+  private needsRun(step: ScheduledStep): boolean {
+    if (step.swapOut.length > 0 || step.swapIn.length > 0) return true;
+    return step.seqIds.some((seqId) => isLiveState(this.scheduler.stateOf(seqId)));
+  }
+}
+
+function isLiveState(state: SequenceState | undefined): boolean {
+  return state !== undefined && state !== 'finished' && state !== 'aborted';
+}
