@@ -5,7 +5,9 @@
 namespace ferrum {
 namespace {
 
-void attendOne(const KernelTable& kernels, const AttentionArgs& a, int token, int kvHead, float* scores) {
+// Query heads [firstHead, firstHead + numHeads) of `token`, all in the GQA group of `kvHead`.
+void attendOne(const KernelTable& kernels, const AttentionArgs& a, int token, int kvHead, int firstHead, int numHeads,
+               float* scores) {
   const BatchView& batch = *a.batch;
   const int seq = a.tokenSeq[token];
   const int qBegin = batch.qIndptr.data[seq];
@@ -14,11 +16,11 @@ void attendOne(const KernelTable& kernels, const AttentionArgs& a, int token, in
   const int kvLen = batch.kvIndptr.data[seq + 1] - kvBegin;
   const int count = kvLen - qLen + (token - qBegin) + 1;
   const int32_t* slots = batch.kvIndices.data + kvBegin;
-  const int group = a.numHeads / a.numKvHeads;
+  const int group = numHeads;
   const int hd = a.headDim;
   const size_t rowWidth = static_cast<size_t>(a.numHeads) * hd;
-  const float* q = a.q + static_cast<size_t>(token) * rowWidth + static_cast<size_t>(kvHead) * group * hd;
-  float* out = a.out + static_cast<size_t>(token) * rowWidth + static_cast<size_t>(kvHead) * group * hd;
+  const float* q = a.q + static_cast<size_t>(token) * rowWidth + static_cast<size_t>(firstHead) * hd;
+  float* out = a.out + static_cast<size_t>(token) * rowWidth + static_cast<size_t>(firstHead) * hd;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
 
   for (int j = 0; j < count; ++j) {
@@ -47,11 +49,17 @@ void attendOne(const KernelTable& kernels, const AttentionArgs& a, int token, in
 }  // namespace
 
 void attention(ThreadPool& pool, const KernelTable& kernels, const AttentionArgs& args) {
-  const int64_t items = static_cast<int64_t>(args.batch->numTokens) * args.numKvHeads;
-  pool.forEachDynamic(items, [&](int64_t item, int thread) {
+  const int group = args.numHeads / args.numKvHeads;
+  // Few (token, KV head) items (single-stream decode) leave threads idle: then one item per query head,
+  // which reads each K/V row once per head instead of once per group but computes the same numbers.
+  const bool perHead = static_cast<int64_t>(args.batch->numTokens) * args.numKvHeads < pool.size();
+  const int perToken = perHead ? args.numHeads : args.numKvHeads;
+  const int headsPerItem = perHead ? 1 : group;
+  pool.forEachDynamic(static_cast<int64_t>(args.batch->numTokens) * perToken, [&](int64_t item, int thread) {
     float* scores = args.scratch + static_cast<size_t>(thread) * args.scratchFloatsPerThread;
-    attendOne(kernels, args, static_cast<int>(item / args.numKvHeads), static_cast<int>(item % args.numKvHeads),
-              scores);
+    const int token = static_cast<int>(item / perToken);
+    const int firstHead = static_cast<int>(item % perToken) * headsPerItem;
+    attendOne(kernels, args, token, firstHead / group, firstHead, headsPerItem, scores);
   });
 }
 

@@ -33,7 +33,8 @@ struct AttentionArgs {
 /**
  * For new token i (of qLen) of a sequence whose KV list has kvLen entries, attends to list entries
  * 0 .. kvLen - qLen + i (bottom-right aligned causal mask; with validated positions this is 0 .. position).
- * Work items are (token, KV head) pairs so that the query heads of a GQA group read each K/V row once.
+ * Work items are (token, KV head) pairs so that the query heads of a GQA group read each K/V row once, or
+ * (token, query head) pairs when there are fewer of those than threads.
  */
 void attention(ThreadPool& pool, const KernelTable& kernels, const AttentionArgs& args);
 
