@@ -1,5 +1,5 @@
 import type { ComputeBackend } from '@ferrum/interfaces';
-import { type BackendCapabilities, FerrumError } from '@ferrum/types';
+import { type BackendCapabilities, FerrumError, unavailableCapabilities } from '@ferrum/types';
 
 /** A backend with the result of its probe. */
 export interface ProbedBackend {
@@ -14,28 +14,13 @@ export async function probeAll(backends: readonly ComputeBackend[]): Promise<Pro
       try {
         return { backend, capabilities: await backend.probe() };
       } catch (error) {
-        return { backend, capabilities: unavailable(`probe failed: ${(error as Error).message}`) };
+        return {
+          backend,
+          capabilities: unavailableCapabilities(`probe failed: ${(error as Error).message}`),
+        };
       }
     }),
   );
-}
-
-function unavailable(reason: string): BackendCapabilities {
-  return {
-    available: false,
-    reason,
-    device: 'none',
-    score: 0,
-    dtypes: [],
-    totalMemoryBytes: 0,
-    freeMemoryBytes: 0,
-    maxBatchTokens: 0,
-    deviceSampling: [],
-    cudaGraphs: false,
-    pagedAttention: false,
-    tensorParallelSize: 0,
-    features: [],
-  };
 }
 
 /**

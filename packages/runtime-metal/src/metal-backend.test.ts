@@ -13,6 +13,8 @@ describe('metal backend', () => {
     expect(metalUnavailableReason('linux')).toBe('Metal needs macOS (this is linux)');
   });
   it('refuses to load a model with backend_unavailable', async () => {
-    await expect(createMetalBackend().loadModel({} as never)).rejects.toMatchObject({ code: 'backend_unavailable' });
+    await expect(createMetalBackend().loadModel({} as never)).rejects.toMatchObject({
+      code: 'backend_unavailable',
+    });
   });
 });

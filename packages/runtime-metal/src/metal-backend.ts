@@ -1,5 +1,5 @@
 import type { ComputeBackend, ModelExecutor } from '@ferrum/interfaces';
-import { type BackendCapabilities, FerrumError } from '@ferrum/types';
+import { type BackendCapabilities, FerrumError, unavailableCapabilities } from '@ferrum/types';
 
 /**
  * Why Metal cannot run: it needs macOS, and the Objective-C++ runtime itself is not written yet, so the
@@ -18,21 +18,7 @@ export function createMetalBackend(): ComputeBackend {
     specificationVersion: 'v1',
     name: 'metal',
     async probe(): Promise<BackendCapabilities> {
-      return {
-        available: false,
-        reason,
-        device: 'none',
-        score: 0,
-        dtypes: [],
-        totalMemoryBytes: 0,
-        freeMemoryBytes: 0,
-        maxBatchTokens: 0,
-        deviceSampling: [],
-        cudaGraphs: false,
-        pagedAttention: false,
-        tensorParallelSize: 0,
-        features: [],
-      };
+      return unavailableCapabilities(reason);
     },
     async loadModel(): Promise<ModelExecutor> {
       throw new FerrumError('backend_unavailable', `metal backend unavailable: ${reason}`);

@@ -77,3 +77,22 @@ export interface ModelInfo {
   readonly maxBatchSeqs: number;
   readonly backend: string;
 }
+
+/** The capabilities of a backend that cannot run here, with the one-line reason. */
+export function unavailableCapabilities(reason: string, device = 'none'): BackendCapabilities {
+  return {
+    available: false,
+    reason,
+    device,
+    score: 0,
+    dtypes: [],
+    totalMemoryBytes: 0,
+    freeMemoryBytes: 0,
+    maxBatchTokens: 0,
+    deviceSampling: [],
+    cudaGraphs: false,
+    pagedAttention: false,
+    tensorParallelSize: 0,
+    features: [],
+  };
+}

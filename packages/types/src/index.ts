@@ -1,9 +1,10 @@
-export type {
-  BackendCapabilities,
-  DeviceSamplingOp,
-  LoadFormat,
-  ModelInfo,
-  ModelLoadSpec,
+export {
+  type BackendCapabilities,
+  type DeviceSamplingOp,
+  type LoadFormat,
+  type ModelInfo,
+  type ModelLoadSpec,
+  unavailableCapabilities,
 } from './backend.js';
 export type { ChatMessage, ChatTool, ChatToolCall } from './chat.js';
 export { FerrumError, type FerrumErrorCode, isFerrumError } from './errors.js';
