@@ -47,17 +47,24 @@ describe.skipIf(!addon.ok)('dummy weights', () => {
     });
     loaded.push(executor);
     const prompt = [1, 17, 250, 3, 99];
-    const { logits } = await executor.forward(
+    const prefill = await executor.forward(
       buildBatch([{ tokens: prompt, kvSlots: range(0, 5), sample: 'all' }]),
     );
-    return { executor, logits: logits! };
+    // A single-token step too: with more threads than KV heads, attention splits per query head.
+    const decode = await executor.forward(
+      buildBatch([{ tokens: [42], kvSlots: range(0, 6), sample: 'last' }]),
+    );
+    const logits = new Float32Array(prefill.logits!.length + decode.logits!.length);
+    logits.set(prefill.logits!);
+    logits.set(decode.logits!, prefill.logits!.length);
+    return { executor, logits };
   }
 
   it('loads without files, with the requested dtype, and runs', async () => {
     const { executor, logits } = await logitsOf({ seed: 1, numThreads: 2 });
     expect(executor.info.weightDtype).toBe('bf16');
     expect(executor.info.backend).toBe('cpu');
-    expect(logits.length).toBe(5 * config.vocabSize);
+    expect(logits.length).toBe(6 * config.vocabSize);
     expect(logits.every(Number.isFinite)).toBe(true);
     expect(logits.some((value) => value !== 0)).toBe(true);
   });
@@ -65,8 +72,10 @@ describe.skipIf(!addon.ok)('dummy weights', () => {
   it('is a pure function of the seed, whatever the thread count', async () => {
     const one = await logitsOf({ seed: 7, numThreads: 1 });
     const two = await logitsOf({ seed: 7, numThreads: 2 });
+    const five = await logitsOf({ seed: 7, numThreads: 5 });
     const other = await logitsOf({ seed: 8, numThreads: 2 });
     expect(two.logits).toEqual(one.logits);
+    expect(five.logits).toEqual(one.logits);
     expect(other.logits).not.toEqual(one.logits);
   });
 
