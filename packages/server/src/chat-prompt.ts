@@ -1,5 +1,6 @@
 import type { Tokenizer } from '@ferrum/interfaces';
 import { type ChatMessage, type ChatTool, isFerrumError } from '@ferrum/types';
+import { encodeText } from './encode-text.js';
 import { invalidRequest } from './openai-error.js';
 import type { ChatRequestMessage, ChatRequestTool } from './schemas/chat-request.js';
 
@@ -21,7 +22,10 @@ export interface ChatPrompt {
  * Render messages with the model's chat template and tokenize the result (without special tokens: the
  * template writes them, as vLLM does). Template errors are the request's fault (400).
  */
-export function renderChatPrompt(tokenizer: Tokenizer | null, input: ChatPromptInput): ChatPrompt {
+export async function renderChatPrompt(
+  tokenizer: Tokenizer | null,
+  input: ChatPromptInput,
+): Promise<ChatPrompt> {
   if (!tokenizer) throw invalidRequest('this model has no tokenizer, so it has no chat template', 'messages');
   const messages = input.messages.map(toChatMessage);
   let text: string;
@@ -35,7 +39,7 @@ export function renderChatPrompt(tokenizer: Tokenizer | null, input: ChatPromptI
     const reason = isFerrumError(error) || error instanceof Error ? error.message : String(error);
     throw invalidRequest(`the chat template failed: ${reason}`, 'messages', 'chat_template_error');
   }
-  return { text, tokenIds: tokenizer.encode(text, { addSpecialTokens: false }) };
+  return { text, tokenIds: await encodeText(tokenizer, text, false) };
 }
 
 /** Content parts become one string (text parts joined by newlines); other part types are refused. */

@@ -39,8 +39,8 @@ describe('soak: 200 requests at concurrency 32 with random aborts (CPU runtime, 
     t = await serveForTest(engine);
   });
   afterAll(async () => {
-    await t.server.close();
-    await engine.shutdown();
+    await t?.server.close();
+    await engine?.shutdown();
   });
 
   /** One request of a random kind; aborts some mid-way (dropping the stream or cancelling the fetch). */

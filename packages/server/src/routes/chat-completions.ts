@@ -61,7 +61,7 @@ export function registerChatCompletionsRoute(app: FastifyInstance, context: Rout
       throw invalidRequest('top_logprobs requires logprobs to be true', 'top_logprobs');
     }
     const { engine } = context;
-    const prompt = renderChatPrompt(engine.tokenizer, {
+    const prompt = await renderChatPrompt(engine.tokenizer, {
       messages: body.messages,
       tools: useTools ? body.tools : null,
       addGenerationPrompt: body.add_generation_prompt,

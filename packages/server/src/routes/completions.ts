@@ -34,7 +34,7 @@ export function registerCompletionsRoute(app: FastifyInstance, context: RouteCon
     }
     const { engine } = context;
     const vocabSize = engine.modelInfo.config.vocabSize;
-    const prompts = completionPrompts(
+    const prompts = await completionPrompts(
       body.prompt,
       engine.tokenizer,
       vocabSize,

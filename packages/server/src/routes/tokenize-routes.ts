@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { renderChatPrompt } from '../chat-prompt.js';
+import { encodeText } from '../encode-text.js';
 import { invalidRequest } from '../openai-error.js';
 import { checkModel, type RouteContext } from '../route-context.js';
 import {
@@ -20,17 +21,15 @@ export function registerTokenizeRoutes(app: FastifyInstance, context: RouteConte
     if (!tokenizer) throw invalidRequest('this model has no tokenizer', null, 'tokenizer_unavailable');
     let tokens: number[];
     if ('messages' in body) {
-      const prompt = renderChatPrompt(tokenizer, {
+      const prompt = await renderChatPrompt(tokenizer, {
         messages: body.messages,
         tools: body.tools,
         addGenerationPrompt: body.add_generation_prompt,
         chatTemplateKwargs: body.chat_template_kwargs,
       });
-      tokens = body.add_special_tokens
-        ? tokenizer.encode(prompt.text, { addSpecialTokens: true })
-        : prompt.tokenIds;
+      tokens = body.add_special_tokens ? await encodeText(tokenizer, prompt.text, true) : prompt.tokenIds;
     } else {
-      tokens = tokenizer.encode(body.prompt, { addSpecialTokens: body.add_special_tokens ?? true });
+      tokens = await encodeText(tokenizer, body.prompt, body.add_special_tokens ?? true);
     }
     return {
       count: tokens.length,
