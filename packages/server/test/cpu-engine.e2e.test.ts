@@ -1,6 +1,5 @@
 import { createEngine, type FerrumEngine } from '@ferrum/engine';
-import type { Tokenizer } from '@ferrum/interfaces';
-import { loadTokenizer } from '@ferrum/tokenizer';
+import { type HfTokenizer, loadTokenizer } from '@ferrum/tokenizer';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, serveForTest, type TestServer, withExtras } from './helpers/serve.js';
@@ -11,7 +10,7 @@ const TOOL_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "P
 
 describe('OpenAI client against the server on the CPU runtime (tiny Qwen3)', () => {
   let engine: FerrumEngine;
-  let tokenizer: Tokenizer;
+  let tokenizer: HfTokenizer;
   let t: TestServer;
   const golden = readGolden();
   beforeAll(async () => {
@@ -26,6 +25,7 @@ describe('OpenAI client against the server on the CPU runtime (tiny Qwen3)', () 
   afterAll(async () => {
     await t?.server.close();
     await engine?.shutdown();
+    await tokenizer?.dispose();
   });
 
   it("reproduces transformers' greedy continuations through /v1/completions, streamed or not", async () => {
@@ -218,5 +218,42 @@ describe('OpenAI client against the server on the CPU runtime (tiny Qwen3)', () 
     expect(badValue.error).toMatchObject({ param: 'top_p', message: 'top_p must be <= 1' });
     const ok = await t.client.completions.create({ model: MODEL, prompt: 'x', max_tokens: 2 });
     expect(ok.usage?.completion_tokens).toBeGreaterThan(0);
+  });
+});
+
+describe('a full queue on the CPU runtime', () => {
+  it('answers 503 with Retry-After, then serves again', async () => {
+    const engine = await createEngine({
+      model: TINY_MODEL_DIR,
+      device: 'cpu',
+      maxNumSeqs: 1,
+      maxQueueSize: 1,
+      maxKvTokens: 4096,
+    });
+    const t = await serveForTest(engine);
+    try {
+      const body = withExtras(
+        { model: engine.modelName, prompt: 'busy', max_tokens: 500, stream: true as const },
+        { ignore_eos: true },
+      );
+      const running = await t.client.completions.create(body);
+      const iterator = running[Symbol.asyncIterator]();
+      await iterator.next(); // the first request runs: it holds the only sequence slot
+      const waiting = t.client.completions.create({ model: engine.modelName, prompt: 'next', max_tokens: 2 });
+      await eventually(() => engine.status().numWaiting === 1);
+      const res = await fetch(`${t.url}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: engine.modelName, prompt: 'one too many', max_tokens: 2 }),
+      });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('queue_full');
+      await iterator.return?.();
+      expect((await waiting).choices[0].finish_reason).toBe('length');
+    } finally {
+      await t.server.close();
+      await engine.shutdown();
+    }
   });
 });
