@@ -4,7 +4,7 @@ import type { StepRunner, StepTokens } from './step-runner.js';
 
 /** What the loop tells its engine. */
 export interface StepLoopHooks {
-  /** `step` goes to the runtime now. */
+  /** `step` went to the runtime. */
   onLaunch(step: ScheduledStep): void;
   /** A step completed (with async scheduling this runs while the next step runs). */
   onUpdates(updates: readonly SequenceUpdate[], logprobs: readonly (TokenLogprob | undefined)[]): void;
@@ -79,8 +79,9 @@ export class StepLoop {
   }
 
   private launch(step: ScheduledStep): LaunchedStep {
+    const result = this.stepRunner.run(step);
     this.hooks.onLaunch(step);
-    return { step, result: this.stepRunner.run(step) };
+    return { step, result };
   }
 
   /**

@@ -1,7 +1,9 @@
 /**
  * Cost of building one 256-sequence decode step: `schedule()` (slot allocation for 256 decodes and the
  * ForwardBatch written into preallocated buffers, kvIndices included) and `complete()` (256 appends and
- * prefix-cache commits). Run: `pnpm --filter @ferrum/scheduler bench`.
+ * prefix-cache commits). Without overlap both sit between two forwards; with async scheduling only
+ * `complete()` of the step in flight does (it also fills the 256 placeholders of the step built while it
+ * ran). Run: `pnpm --filter @ferrum/scheduler bench`.
  */
 import type { ScheduledStep, Scheduler } from '@ferrum/interfaces';
 import { createKvCacheManager } from '@ferrum/kv';
@@ -76,7 +78,27 @@ for (const mode of ['recompute', 'swap'] as const) {
   );
 }
 
+let inFlight: ScheduledStep | null = null;
+bench.add(
+  `overlap: complete() of the step in flight, filling the next one's ${NUM_SEQS} placeholders`,
+  () => {
+    complete(scheduler, inFlight!);
+  },
+  {
+    beforeAll: () => {
+      scheduler = decodingScheduler('recompute');
+      inFlight = scheduler.schedule();
+      pending = scheduler.schedule();
+    },
+    // Untimed: the next step launches and the one after it is built while it runs.
+    afterEach: () => {
+      inFlight = pending;
+      pending = scheduler.schedule();
+    },
+  },
+);
+
 await bench.run();
 console.table(bench.table());
-const step = scheduler.schedule()!;
-console.log(`last step: ${step.batch.numSeqs} sequences, ${step.batch.kvIndices.length} kvIndices`);
+const { batch } = pending!;
+console.log(`last step: ${batch.numSeqs} sequences, ${batch.kvIndices.length} kvIndices`);

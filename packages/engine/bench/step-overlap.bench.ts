@@ -1,0 +1,145 @@
+/**
+ * How much of the engine's JS work per step async scheduling hides behind the forward. The runtime is
+ * simulated: each forward resolves after FORWARD_MS on a timer (the event loop stays free, as with a
+ * native step) and returns pseudo-random token ids, so everything else is the real engine: scheduler,
+ * KV manager, StepRunner, detokenization of the fixture's tokenizer, and streaming to consumers.
+ *
+ * Per decode step it reports the JS time (event-loop busy time, from `eventLoopUtilization`), the period
+ * (forward call to the next call) and the gap during which the runtime sits idle (forward resolved to
+ * the next call): without overlap the gap holds all of the JS work (complete, stream, schedule), with it
+ * only `complete()` and the launch; the rest runs while the forward does.
+ *
+ * Run: `packages/scheduler/node_modules/.bin/tsx --conditions=@ferrum/source packages/engine/bench/step-overlap.bench.ts`
+ */
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createEngine } from '@ferrum/engine';
+import type { ComputeBackend, ModelExecutor } from '@ferrum/interfaces';
+import { createCpuBackend } from '@ferrum/runtime-cpu';
+import type { ForwardBatch, ForwardResult } from '@ferrum/types';
+
+const FORWARD_MS = 5;
+const PROMPT_TOKENS = 128;
+const OUTPUT_TOKENS = 128;
+const MODEL = resolve(dirname(fileURLToPath(import.meta.url)), '../../../fixtures/tiny-models/qwen3-qknorm');
+
+interface ForwardTimes {
+  readonly numSeqs: number;
+  readonly numTokens: number;
+  readonly calledMs: number;
+  /** Event-loop busy time so far (ms). */
+  readonly activeMs: number;
+  resolvedMs: number;
+}
+
+/** The CPU backend's model description and KV storage, with a forward that only waits FORWARD_MS. */
+function simulatedBackend(log: ForwardTimes[]): ComputeBackend {
+  const cpu = createCpuBackend();
+  let state = 1;
+  return {
+    specificationVersion: 'v1',
+    name: 'cpu',
+    probe: async () => ({ ...(await cpu.probe()), deviceSampling: ['greedy'] }),
+    async loadModel(spec): Promise<ModelExecutor> {
+      const inner = await cpu.loadModel(spec);
+      const vocab = inner.info.config.vocabSize;
+      return {
+        info: inner.info,
+        kv: inner.kv,
+        forward(batch: ForwardBatch): Promise<ForwardResult> {
+          const entry = {
+            numSeqs: batch.numSeqs,
+            numTokens: batch.numTokens,
+            calledMs: now(),
+            activeMs: performance.eventLoopUtilization().active,
+            resolvedMs: 0,
+          };
+          log.push(entry);
+          const tokens = new Int32Array(batch.sampleRows.length);
+          for (let i = 0; i < tokens.length; i++) {
+            state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+            tokens[i] = 5 + (state % (vocab - 5));
+          }
+          return new Promise((done) =>
+            setTimeout(() => {
+              entry.resolvedMs = now();
+              done({ tokens });
+            }, FORWARD_MS),
+          );
+        },
+        dispose: () => inner.dispose(),
+      };
+    },
+  };
+}
+
+function now(): number {
+  return performance.now();
+}
+
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+async function run(concurrency: number, asyncScheduling: boolean) {
+  const log: ForwardTimes[] = [];
+  const engine = await createEngine(
+    {
+      model: MODEL,
+      maxKvTokens: concurrency * (PROMPT_TOKENS + OUTPUT_TOKENS) + 1024,
+      maxNumSeqs: concurrency,
+      maxNumBatchedTokens: 4096,
+      asyncScheduling,
+    },
+    { backends: [simulatedBackend(log)] },
+  );
+  const started = now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, r) => {
+      const prompt = Array.from({ length: PROMPT_TOKENS }, (_, i) => 5 + ((r * 7919 + i * 104_729) % 500));
+      const stream = engine.generate({
+        prompt: { tokenIds: prompt },
+        sampling: { temperature: 0, maxTokens: OUTPUT_TOKENS, ignoreEos: true },
+      });
+      for await (const _ of stream);
+    }),
+  );
+  const elapsedMs = now() - started;
+  await engine.shutdown();
+  // Steady decode: every sequence decodes one token; the next entry closes the step's period.
+  const periods: number[] = [];
+  const gaps: number[] = [];
+  const busy: number[] = [];
+  for (let k = 0; k + 1 < log.length; k++) {
+    if (log[k].numTokens !== concurrency || log[k + 1].numTokens !== concurrency) continue;
+    periods.push(log[k + 1].calledMs - log[k].calledMs);
+    gaps.push(log[k + 1].calledMs - log[k].resolvedMs);
+    busy.push(log[k + 1].activeMs - log[k].activeMs);
+  }
+  return {
+    concurrency,
+    asyncScheduling,
+    decodeSteps: periods.length,
+    jsPerStepP50Ms: round(quantile(busy, 0.5)),
+    periodP50Ms: round(quantile(periods, 0.5)),
+    idleGapP50Ms: round(quantile(gaps, 0.5)),
+    idleGapP99Ms: round(quantile(gaps, 0.99)),
+    outputTokensPerS: Math.round((concurrency * OUTPUT_TOKENS) / (elapsedMs / 1000)),
+  };
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
+const results = [];
+for (const concurrency of [64, 256]) {
+  for (const asyncScheduling of [false, true]) {
+    await run(concurrency, asyncScheduling); // warm-up
+    results.push(await run(concurrency, asyncScheduling));
+  }
+}
+console.log(`simulated forward: ${FORWARD_MS} ms; prompt ${PROMPT_TOKENS}, output ${OUTPUT_TOKENS} tokens`);
+console.table(results);
+console.log(JSON.stringify({ forwardMs: FORWARD_MS, results }));
