@@ -59,7 +59,8 @@ function loggingScheduler(events: string[], inner: Scheduler): Scheduler {
   };
 }
 
-async function eventsOf(asyncScheduling: boolean): Promise<string[]> {
+/** Events of one request run alone (8 greedy tokens, or up to `stopTokenId`) on a slow backend. */
+async function eventsOf(asyncScheduling: boolean, stopTokenId?: number): Promise<string[]> {
   const events: string[] = [];
   const engine = await createEngine(
     { model, maxKvTokens: 1024, asyncScheduling },
@@ -72,18 +73,25 @@ async function eventsOf(asyncScheduling: boolean): Promise<string[]> {
         ),
     },
   );
-  const sampling = { temperature: 0, maxTokens: 8, ignoreEos: true };
+  const expected = golden.greedy[0];
+  const sampling =
+    stopTokenId === undefined
+      ? { temperature: 0, maxTokens: 8, ignoreEos: true }
+      : { temperature: 0, maxTokens: 24, ignoreEos: true, stopTokenIds: [stopTokenId] };
   const out = await collect(engine.generate({ prompt: { tokenIds: golden.prompts[0] }, sampling }));
-  expect(out.tokens[0]).toEqual(golden.greedy[0].slice(0, 8));
+  const end = stopTokenId === undefined ? 8 : expected.indexOf(stopTokenId) + 1;
+  expect(out.tokens[0]).toEqual(expected.slice(0, end));
   await engine.shutdown();
   return events;
 }
+
+const forwards = (events: string[]) => events.filter((e) => e.startsWith('forward')).length;
 
 describe('async scheduling on the CPU runtime', () => {
   it('builds step N + 1 before the forward of step N resolves', async () => {
     const events = await eventsOf(true);
     // A prefill and seven decodes; each decode is built while the step before it runs.
-    expect(events.filter((e) => e.startsWith('forward'))).toHaveLength(8);
+    expect(forwards(events)).toBe(8);
     for (let n = 0; n < 7; n++) {
       const built = events.indexOf(`built ${n + 1}`);
       expect(built, `step ${n + 1}`).toBeGreaterThan(events.indexOf(`forward ${n}`));
@@ -94,6 +102,16 @@ describe('async scheduling on the CPU runtime', () => {
     for (let n = 0; n < 7; n++) {
       expect(sequential.indexOf(`built ${n + 1}`)).toBeGreaterThan(sequential.indexOf(`resolved ${n}`));
     }
+  });
+
+  it('does not run a step built ahead whose only sequence stopped in the step before', async () => {
+    const stop = golden.greedy[0][5];
+    const end = golden.greedy[0].indexOf(stop) + 1;
+    const events = await eventsOf(true, stop);
+    // One forward per token: the step built for the token after the stop id was dropped unrun.
+    expect(events.filter((e) => e.startsWith('built'))).toHaveLength(end + 1);
+    expect(forwards(events)).toBe(end);
+    expect(forwards(await eventsOf(false, stop))).toBe(end);
   });
 
   describe('streams what the plain loop streams', () => {
