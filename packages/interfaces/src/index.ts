@@ -29,5 +29,6 @@ export {
   type SequenceRequest,
   type SequenceState,
   type SequenceUpdate,
+  type StepPlaceholders,
 } from './scheduler.js';
 export { type ChatTemplateOptions, type DecodeStream, TOKENIZER, type Tokenizer } from './tokenizer.js';
