@@ -3,7 +3,7 @@ import { type HfTokenizer, loadTokenizer } from '@ferrum/tokenizer';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, serveForTest, type TestServer, withExtras } from './helpers/serve.js';
-import { readGolden, scriptedOutput, TINY_MODEL_DIR } from './helpers/tiny-model.js';
+import { readGolden, scriptedOutput, slowSteps, TINY_MODEL_DIR } from './helpers/tiny-model.js';
 
 const MODEL = 'tiny';
 const TOOL_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
@@ -223,17 +223,16 @@ describe('OpenAI client against the server on the CPU runtime (tiny Qwen3)', () 
 
 describe('a full queue on the CPU runtime', () => {
   it('answers 503 with Retry-After, then serves again', async () => {
-    const engine = await createEngine({
-      model: TINY_MODEL_DIR,
-      device: 'cpu',
-      maxNumSeqs: 1,
-      maxQueueSize: 1,
-      maxKvTokens: 4096,
-    });
+    const tokenizer = (await loadTokenizer(TINY_MODEL_DIR))!;
+    const engine = await createEngine(
+      { model: TINY_MODEL_DIR, device: 'cpu', maxNumSeqs: 1, maxQueueSize: 1, maxKvTokens: 4096 },
+      // The running request takes 5 ms a step, so it still holds the only slot while the test goes on.
+      { logitsProcessors: [slowSteps(tokenizer, 'busy', 5)] },
+    );
     const t = await serveForTest(engine);
     try {
       const body = withExtras(
-        { model: engine.modelName, prompt: 'busy', max_tokens: 500, stream: true as const },
+        { model: engine.modelName, prompt: 'busy', max_tokens: 2000, stream: true as const },
         { ignore_eos: true },
       );
       const running = await t.client.completions.create(body);
@@ -254,6 +253,7 @@ describe('a full queue on the CPU runtime', () => {
     } finally {
       await t.server.close();
       await engine.shutdown();
+      await tokenizer.dispose();
     }
   });
 });

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeEngine } from './helpers/fake-engine.js';
-import { serveForTest, type TestServer } from './helpers/serve.js';
+import { eventually, serveForTest, type TestServer } from './helpers/serve.js';
 
 /** POST a raw body and return status, headers and parsed JSON. */
 async function post(url: string, body: string, headers: Record<string, string> = {}) {
@@ -165,22 +165,34 @@ describe('errors (fake engine)', () => {
     expect(xml.status).toBe(415);
     expectOpenAIShape(xml.json);
   });
+});
 
-  it('answers 503 with Retry-After when the engine queue is full, then recovers', async () => {
-    const streams = await Promise.all(
-      Array.from({ length: 4 }, () =>
-        t.client.completions.create({ model: 'fake-model', prompt: 'busy', max_tokens: 50, stream: true }),
-      ),
-    );
-    const { status, headers, json } = await post(
-      completions,
-      JSON.stringify({ model: 'fake-model', prompt: 'x' }),
-    );
-    expect(status).toBe(503);
-    expect(headers.get('retry-after')).toBe('1');
-    expect(json.error).toMatchObject({ type: 'server_error', code: 'queue_full' });
-    for (const stream of streams) for await (const _ of stream);
-    await expectServing();
+describe('a full engine queue (fake engine)', () => {
+  it('answers 503 with Retry-After, then recovers', async () => {
+    // 50 ms a token: the four streams hold every slot for seconds while the fifth request arrives.
+    const engine = new FakeEngine({ maxLiveRequests: 4, stepMs: 50 });
+    const t = await serveForTest(engine);
+    try {
+      const streams = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          t.client.completions.create({ model: 'fake-model', prompt: 'busy', max_tokens: 100, stream: true }),
+        ),
+      );
+      const { status, headers, json } = await post(
+        `${t.url}/v1/completions`,
+        JSON.stringify({ model: 'fake-model', prompt: 'x' }),
+      );
+      expect(status).toBe(503);
+      expect(headers.get('retry-after')).toBe('1');
+      expectOpenAIShape(json);
+      expect(json.error).toMatchObject({ type: 'server_error', code: 'queue_full' });
+      for (const stream of streams) stream.controller.abort();
+      await eventually(() => engine.status().numRunning === 0);
+      const ok = await t.client.completions.create({ model: 'fake-model', prompt: 'ok', max_tokens: 1 });
+      expect(ok.choices[0].finish_reason).toBe('length');
+    } finally {
+      await t.server.close();
+    }
   });
 });
 

@@ -32,3 +32,21 @@ export function scriptedOutput(tokenizer: Tokenizer, trigger: string, text: stri
     },
   };
 }
+
+/**
+ * A logits processor that makes each step of prompts containing `trigger` take at least `stepMs` (it
+ * waits on the host), so a test can rely on such a request still running a few hundred milliseconds later.
+ */
+export function slowSteps(tokenizer: Tokenizer, trigger: string, stepMs: number): LogitsProcessor {
+  return {
+    specificationVersion: 'v1',
+    name: 'slow-steps',
+    appliesTo: (context) => tokenizer.decode(context.promptTokenIds).includes(trigger),
+    process() {
+      const until = performance.now() + stepMs;
+      while (performance.now() < until) {
+        // Busy-wait: the step itself is what must be slow.
+      }
+    },
+  };
+}
