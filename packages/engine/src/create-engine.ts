@@ -142,7 +142,7 @@ function loadSpec(options: EngineOptions, modelDir: string, config: ModelConfig)
     backendOptions: {
       ...options.backendOptions,
       enforceEager: options.enforceEager ?? false,
-      swapSpaceTokens: options.swapSpaceTokens ?? 0,
+      ...(options.swapSpaceTokens === undefined ? {} : { swapSpaceTokens: options.swapSpaceTokens }),
     },
   } as const;
 }

@@ -5,9 +5,16 @@ import type { ForwardBatch } from '@ferrum/types';
 /** The shape of one forwarded step: per sequence, its number of new tokens. */
 export type StepShape = number[];
 
-/** A CPU backend that records the shape of every forward, to observe scheduling from outside. */
-export function createSpyBackend(): { backend: ComputeBackend; steps: StepShape[] } {
+/** What a spy saw: the shape of every forward, and how many slots were swapped each way. */
+export interface SpyRecord {
+  readonly steps: StepShape[];
+  readonly swaps: { out: number; in: number };
+}
+
+/** A CPU backend that records every forward's shape and KV swap, to observe scheduling from outside. */
+export function createSpyBackend(): { backend: ComputeBackend } & SpyRecord {
   const steps: StepShape[] = [];
+  const swaps = { out: 0, in: 0 };
   const cpu = createCpuBackend();
   const backend: ComputeBackend = {
     specificationVersion: 'v1',
@@ -17,7 +24,19 @@ export function createSpyBackend(): { backend: ComputeBackend; steps: StepShape[
       const inner = await cpu.loadModel(spec);
       return {
         info: inner.info,
-        kv: inner.kv,
+        kv: {
+          numSlots: inner.kv.numSlots,
+          numHostSlots: inner.kv.numHostSlots,
+          copySlots: (src, dst) => inner.kv.copySlots(src, dst),
+          swapOut(deviceSlots, hostSlots) {
+            swaps.out += deviceSlots.length;
+            return inner.kv.swapOut(deviceSlots, hostSlots);
+          },
+          swapIn(hostSlots, deviceSlots) {
+            swaps.in += deviceSlots.length;
+            return inner.kv.swapIn(hostSlots, deviceSlots);
+          },
+        },
         forward(batch: ForwardBatch) {
           const shape: StepShape = [];
           for (let b = 0; b < batch.numSeqs; b++) shape.push(batch.qIndptr[b + 1] - batch.qIndptr[b]);
@@ -28,5 +47,5 @@ export function createSpyBackend(): { backend: ComputeBackend; steps: StepShape[
       };
     },
   };
-  return { backend, steps };
+  return { backend, steps, swaps };
 }
