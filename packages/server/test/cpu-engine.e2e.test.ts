@@ -17,7 +17,13 @@ describe('OpenAI client against the server on the CPU runtime (tiny Qwen3)', () 
     tokenizer = (await loadTokenizer(TINY_MODEL_DIR))!;
     engine = await createEngine(
       { model: TINY_MODEL_DIR, device: 'cpu', servedModelName: MODEL, maxModelLen: 256, maxKvTokens: 8192 },
-      { logitsProcessors: [scriptedOutput(tokenizer, 'weather', TOOL_CALL)] },
+      // Tool-call prompts make the model write a call; 'slowly' prompts take 5 ms a step (abort tests).
+      {
+        logitsProcessors: [
+          scriptedOutput(tokenizer, 'weather', TOOL_CALL),
+          slowSteps(tokenizer, 'slowly', 5),
+        ],
+      },
     );
     // The fixture's ChatML template does not render tools, so the tool-call format is named here.
     t = await serveForTest(engine, { maxModelLen: 256, toolCallParser: 'hermes' });
@@ -191,7 +197,7 @@ describe('OpenAI client against the server on the CPU runtime (tiny Qwen3)', () 
     const abortsBefore = engine.metrics().requestSuccessTotal.abort;
     const stream = await t.client.completions.create(
       withExtras(
-        { model: MODEL, prompt: 'A long story', max_tokens: 200, stream: true as const },
+        { model: MODEL, prompt: 'A long story, told slowly', max_tokens: 200, stream: true as const },
         { ignore_eos: true },
       ),
     );
