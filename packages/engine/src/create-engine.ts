@@ -8,7 +8,6 @@ import {
   SAMPLER,
   SCHEDULER,
   TOKENIZER,
-  type Tokenizer,
 } from '@ferrum/interfaces';
 import { createKvCacheManager } from '@ferrum/kv';
 import { loadModelConfig } from '@ferrum/models';
@@ -51,7 +50,8 @@ export async function createEngine(
     const context: EngineBuildContext = { options, executor, capabilities: chosen.capabilities, maxModelLen };
     registerParts(container, context, overrides);
     const tokenizer = overrides.tokenizer !== undefined ? overrides.tokenizer : await loadTokenizer(modelDir);
-    container.register(TOKENIZER, { useValue: tokenizer as Tokenizer | null });
+    // tsyringe treats a null value provider as no provider: a model without a tokenizer registers none.
+    if (tokenizer) container.register(TOKENIZER, { useValue: tokenizer });
     overrides.configure?.(container);
     log(`KV pool: ${executor.info.numKvSlots} tokens; max model length ${maxModelLen}`);
     const eosTokenIds = [...new Set([...config.eosTokenIds, ...(tokenizer?.eosTokenIds ?? [])])];
@@ -62,7 +62,7 @@ export async function createEngine(
       kv: resolveToken(container, KV_CACHE_MANAGER),
       scheduler: resolveToken(container, SCHEDULER),
       stepRunner: new StepRunner(executor, sampler, chosen.capabilities, stepSamples(options), eosTokenIds),
-      tokenizer: resolveToken(container, TOKENIZER),
+      tokenizer: container.isRegistered(TOKENIZER, true) ? resolveToken(container, TOKENIZER) : null,
       maxModelLen,
       eosTokenIds,
       logitsProcessors: resolveAllTokens(container, LOGITS_PROCESSORS),
