@@ -1,43 +1,78 @@
 #!/usr/bin/env bash
-# The runtime-cuda GPU run, in priority order, each part time-boxed: native build, the package's vitest
-# suite (GPU tests included), transformers comparisons on random-weight models of real shapes, a
-# compute-sanitizer memcheck run, and runtime-level first numbers. Logs go to $OUT.
+# The runtime-cuda GPU run, each part time-boxed: native build, the package's vitest suite (GPU tests
+# included), the engine's GPU chaos test, `ferrum run` / `ferrum serve` / `ferrum bench serve` on a dummy
+# Qwen3-4B, a per-depth sweep of Qwen3-4B against transformers (bf16 sdpa, bf16 eager, f32), the
+# transformers comparisons of random-weight models of real shapes, a compute-sanitizer memcheck run, and
+# runtime-level first numbers. Logs go to $OUT.
 #   usage on the device (after `source .gpu/boot.sh`): bash scripts/gpu/run-all.sh [parts...]
-#   parts: build test compare memcheck bench (default: all)
+#   parts: build test chaos serve sweep compare memcheck bench (default: all)
+#   env: FERRUM_EMBED_STD (token embedding std of the random models), FERRUM_COMPARE_MODELS (compare's
+#   list), FERRUM_SWEEP_DEPTHS (layer counts the sweep cuts Qwen3-4B at)
 set -uo pipefail
 OUT=${OUT:-/tmp/ferrum-out}
 mkdir -p "$OUT"
-parts=${*:-build test compare memcheck bench}
+parts=${*:-build test chaos serve sweep compare memcheck bench}
 tsx="packages/runtime-cuda/node_modules/.bin/tsx --conditions=@ferrum/source"
 export PYTHONUNBUFFERED=1 CMAKE_BUILD_PARALLEL_LEVEL=16 FERRUM_CUDA_ARCHS=${FERRUM_CUDA_ARCHS:-90a}
+embed=${FERRUM_EMBED_STD:+--embed-std $FERRUM_EMBED_STD}
+tag=${FERRUM_EMBED_STD:+-embed$FERRUM_EMBED_STD}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/device.txt"
+has() { [[ " $parts " == *" $1 "* ]]; }
+# Ferrum's logits of the schedule for the model in $1 and for each depth<d>/ cut of it.
+ferrumDepths() {
+  local dir=$1 sub d
+  for sub in "$dir" "$dir"/depth*; do
+    d=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['num_hidden_layers'])" "$sub/config.json")
+    timeout 60 $tsx scripts/gpu/run-schedule.ts "$sub" "$dir/ferrum-depth$d.bin" "$dir/schedule.json" || return 1
+  done
+}
+stamp() { echo "[$(date +%T)] $*"; }
 
-if [[ " $parts " == *" build "* ]]; then
+if has build; then
   (cd packages/runtime-cuda && time node scripts/build-native.mjs) > "$OUT/build.log" 2>&1
-  tail -3 "$OUT/build.log"
+  stamp build; tail -3 "$OUT/build.log"
 fi
-if [[ " $parts " == *" test "* ]]; then
+if has test; then
   timeout 240 npx vitest run packages/runtime-cuda > "$OUT/vitest.log" 2>&1
-  grep -E "Test Files|Tests|FAIL|✗|×" "$OUT/vitest.log" | head -40
+  stamp test; grep -E "Test Files|Tests|FAIL|✗|×" "$OUT/vitest.log" | head -40
 fi
-if [[ " $parts " == *" compare "* ]]; then
-  for name in qwen3-0.6b llama-3.2-1b qwen3-4b; do
+if has chaos; then
+  timeout 240 npx vitest run packages/engine/test/gpu-chaos.test.ts > "$OUT/chaos.log" 2>&1
+  stamp chaos; grep -E "gpu chaos|Test Files|Tests|FAIL|AssertionError|Error" "$OUT/chaos.log" | head -20
+fi
+if has serve; then
+  stamp serve; timeout 300 bash scripts/gpu/serve-bench.sh .gpu-data/configs/qwen3-4b.json cuda 512 128 2>&1 | tee "$OUT/serve-bench.log"
+fi
+if has sweep; then
+  # Qwen3-4B cut after d layers: where does Ferrum's error against the f32 reference grow, and does
+  # transformers' own bf16 error grow alike?
+  dir=/tmp/ferrum-models/qwen3-4b-sweep
+  { timeout 240 python3 scripts/gpu/make_reference.py make --config .gpu-data/configs/qwen3-4b.json --model "$dir" \
+      --seed 11 $embed --depths "${FERRUM_SWEEP_DEPTHS:-1,2,4,8,12,18,24,30}" &&
+    ferrumDepths "$dir" &&
+    python3 scripts/gpu/make_reference.py compare --model "$dir" --ferrum "$dir/ferrum-depth{depth}.bin" \
+      --results "$OUT/sweep$tag.jsonl"; } > "$OUT/sweep.log" 2>&1
+  stamp sweep; grep -E "depth|Error|error" "$OUT/sweep.log" | head -20
+  rm -rf "$dir"
+fi
+if has compare; then
+  for name in ${FERRUM_COMPARE_MODELS:-qwen3-0.6b llama-3.2-1b qwen3-4b}; do
     dir=/tmp/ferrum-models/$name
-    { timeout 200 python3 scripts/gpu/make_reference.py make --config ".gpu-data/configs/$name.json" --model "$dir" --seed 11 ${FERRUM_EMBED_STD:+--embed-std $FERRUM_EMBED_STD} &&
+    { timeout 200 python3 scripts/gpu/make_reference.py make --config ".gpu-data/configs/$name.json" --model "$dir" --seed 11 $embed &&
       timeout 120 $tsx scripts/gpu/run-schedule.ts "$dir" "$dir/ferrum-logits.bin" &&
-      python3 scripts/gpu/make_reference.py compare --model "$dir" --ferrum "$dir/ferrum-logits.bin" --results "$OUT/compare${FERRUM_EMBED_STD:+-embed$FERRUM_EMBED_STD}.jsonl"
+      python3 scripts/gpu/make_reference.py compare --model "$dir" --ferrum "$dir/ferrum-logits.bin" --results "$OUT/compare$tag.jsonl"
       rm -rf "$dir"; } >> "$OUT/compare.log" 2>&1
   done
-  grep -E "PASS|FAIL|Error|error" "$OUT/compare.log" | head -20
+  stamp compare; grep -E "PASS|FAIL|Error|error" "$OUT/compare.log" | head -20
 fi
-if [[ " $parts " == *" memcheck "* ]]; then
+if has memcheck; then
   mkdir -p /tmp/ferrum-tiny && cp fixtures/tiny-models/qwen3-qknorm/* /tmp/ferrum-tiny/
   timeout 240 compute-sanitizer --tool memcheck --leak-check no --print-limit 20 \
     node --conditions=@ferrum/source --import "$(pwd)/packages/runtime-cuda/node_modules/tsx/dist/esm/index.mjs" \
     scripts/gpu/run-schedule.ts /tmp/ferrum-tiny /tmp/ferrum-tiny/out.bin scripts/gpu/tiny-schedule.json > "$OUT/memcheck.log" 2>&1
-  tail -4 "$OUT/memcheck.log"
+  stamp memcheck; tail -4 "$OUT/memcheck.log"
 fi
-if [[ " $parts " == *" bench "* ]]; then
+if has bench; then
   timeout 200 $tsx scripts/gpu/bench-runtime.ts .gpu-data/configs/qwen3-4b.json "$OUT/bench.json" > "$OUT/bench.log" 2>&1
-  tail -20 "$OUT/bench.log"
+  stamp bench; tail -20 "$OUT/bench.log"
 fi
