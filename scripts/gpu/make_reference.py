@@ -168,10 +168,9 @@ def compare(args):
                    "ferrumVsF32": metrics(f32, got), "bf16VsF32": metrics(f32, bf16),
                    "eagerVsF32": metrics(f32, eager), "ferrumVsBf16": metrics(bf16, got),
                    "eagerVsBf16": metrics(bf16, eager)}
+            rel = lambda x: [round(v, 5) for v in ((x - f32).norm(dim=-1) / f32.norm(dim=-1)).tolist()]
+            row["perRowRelL2VsF32"] = {"ferrum": rel(got), "bf16": rel(bf16)}
             if d == num_layers:
-                rel = lambda x: ((x - f32).norm(dim=-1) / f32.norm(dim=-1)).tolist()
-                row["perRowRelL2VsF32"] = {"ferrum": [round(v, 5) for v in rel(got)],
-                                           "bf16": [round(v, 5) for v in rel(bf16)]}
                 row.update(verdict(row, shape[0]))
                 ok = row["pass"]
             out.write(json.dumps(row) + "\n")
