@@ -43,7 +43,7 @@ describe.skipIf(!addon.ok)('dummy weights', () => {
       numThreads: options.numThreads,
       maxBatchTokens: 16,
       maxBatchSeqs: 2,
-      maxKvTokens: 32,
+      maxKvTokens: 80,
     });
     loaded.push(executor);
     const prompt = [1, 17, 250, 3, 99];
@@ -77,6 +77,24 @@ describe.skipIf(!addon.ok)('dummy weights', () => {
     expect(two.logits).toEqual(one.logits);
     expect(five.logits).toEqual(one.logits);
     expect(other.logits).not.toEqual(one.logits);
+  });
+
+  it('stays exact over many steps with more threads than CPUs (pool handoffs under oversubscription)', async () => {
+    const decodeAll = async (numThreads: number) => {
+      const { executor } = await logitsOf({ seed: 3, numThreads });
+      const out: number[] = [];
+      let token = 5;
+      for (let step = 0; step < 60; step++) {
+        const slots = range(0, 7 + step);
+        const result = await executor.forward(
+          buildBatch([{ tokens: [token], kvSlots: slots, sample: 'last' }], 'greedy'),
+        );
+        token = result.tokens[0];
+        out.push(token, result.logprobs![0]);
+      }
+      return out;
+    };
+    expect(await decodeAll(7)).toEqual(await decodeAll(1));
   });
 
   it.each(['f32', 'f16'] as const)('fills %s weights too', async (dtype) => {
