@@ -15,8 +15,8 @@ const model = fixtureDir('qwen3-qknorm');
 const probe = await createCudaBackend().probe();
 
 const NUM_REQUESTS = 96;
-const POOL_TOKENS = 1024;
-const SWAP_TOKENS = 4096;
+/** As the CPU chaos test counts it: the pool holds 10% of what the requests need together. */
+const PRESSURE = 0.9;
 /** Top-token logprob gap under which two bf16 runs may pick differently: 1% of these models' ~5-nat range. */
 const NEAR_TIE = 0.05;
 
@@ -50,10 +50,10 @@ function workload(seed: number): ChaosRequest[] {
     return {
       id: `r${i}`,
       prompt,
-      maxTokens: 8 + next(56),
-      startMs: next(300),
-      abortAfterChunks: roll === 0 ? 1 + next(6) : undefined,
-      abortAfterMs: roll === 1 ? next(400) : undefined,
+      maxTokens: 8 + next(88),
+      startMs: next(50),
+      abortAfterChunks: roll === 0 ? 1 + next(8) : undefined,
+      abortAfterMs: roll === 1 ? next(100) : undefined,
     };
   });
 }
@@ -141,6 +141,60 @@ function expectConsistent(got: number[], reference: Outcome, id: string): 'same'
   return 'same';
 }
 
+/** The chaos engine: a pool of `numSlots`, swap preemption into a host tier as large, swaps counted. */
+async function chaosEngine(numSlots: number, counts: { swapOut: number; swapIn: number }) {
+  let kv: KvCacheManager | undefined;
+  const engine = await createEngine(
+    {
+      model,
+      device: 'cuda',
+      maxKvTokens: numSlots,
+      preemptionMode: 'swap',
+      swapSpaceTokens: numSlots,
+      maxNumSeqs: 64,
+      maxNumBatchedTokens: 256,
+    },
+    {
+      backends: [countingCuda(counts)],
+      kvCacheManager: ({ executor }) => {
+        kv = createKvCacheManager({
+          numSlots: executor.info.numKvSlots,
+          numHostSlots: executor.info.numHostKvSlots,
+          enablePrefixCaching: true,
+        });
+        return kv;
+      },
+    },
+  );
+  return { engine, kv: kv! };
+}
+
+/** Every request ended once, as asked (all its tokens, or aborted early), consistent with the reference. */
+function checkOutcomes(
+  requests: readonly ChaosRequest[],
+  outcomes: ReadonlyMap<string, Outcome>,
+  reference: ReadonlyMap<string, Outcome>,
+) {
+  const tally = { same: 0, 'near-tie': 0, aborted: 0 };
+  for (const r of requests) {
+    const got = outcomes.get(r.id);
+    expect(got, `${r.id} never ended`).toBeDefined();
+    const ref = reference.get(r.id)!;
+    expect(ref.finishReason).toBe('length');
+    expect(ref.tokens).toHaveLength(r.maxTokens);
+    if (got!.finishReason === 'abort') {
+      tally.aborted++;
+      expect(r.abortAfterChunks !== undefined || r.abortAfterMs !== undefined).toBe(true);
+      expect(got!.tokens.length).toBeLessThan(r.maxTokens);
+    } else {
+      expect(got!.finishReason).toBe('length');
+      expect(got!.tokens).toHaveLength(r.maxTokens);
+    }
+    tally[expectConsistent(got!.tokens, ref, r.id)]++;
+  }
+  return tally;
+}
+
 describe.skipIf(!probe.available)(
   `engine on cuda: chaos at 90% KV pressure with swap preemption and aborts${probe.available ? '' : ` (skipped: ${probe.reason})`}`,
   () => {
@@ -150,30 +204,11 @@ describe.skipIf(!probe.available)(
       const reference = await play(referenceEngine, requests, { chaos: false, logprobs: 3 });
       await referenceEngine.shutdown();
 
+      const need = requests.reduce((sum, r) => sum + r.prompt.length + r.maxTokens, 0);
+      const longest = Math.max(...requests.map((r) => r.prompt.length + r.maxTokens));
+      const numSlots = Math.max(longest + 8, Math.round(need * (1 - PRESSURE)));
       const counts = { swapOut: 0, swapIn: 0 };
-      let kv: KvCacheManager | undefined;
-      const engine = await createEngine(
-        {
-          model,
-          device: 'cuda',
-          maxKvTokens: POOL_TOKENS,
-          preemptionMode: 'swap',
-          swapSpaceTokens: SWAP_TOKENS,
-          maxNumSeqs: 64,
-          maxNumBatchedTokens: 256,
-        },
-        {
-          backends: [countingCuda(counts)],
-          kvCacheManager: ({ executor }) => {
-            kv = createKvCacheManager({
-              numSlots: executor.info.numKvSlots,
-              numHostSlots: executor.info.numHostKvSlots,
-              enablePrefixCaching: true,
-            });
-            return kv;
-          },
-        },
-      );
+      const { engine, kv } = await chaosEngine(numSlots, counts);
       let peakUsage = 0;
       const outcomes = await play(engine, requests, {
         chaos: true,
@@ -182,29 +217,12 @@ describe.skipIf(!probe.available)(
           peakUsage = Math.max(peakUsage, engine.metrics().kvCacheUsage);
         },
       });
-
-      const tally = { same: 0, 'near-tie': 0, aborted: 0 };
-      for (const r of requests) {
-        const got = outcomes.get(r.id);
-        expect(got, `${r.id} never ended`).toBeDefined();
-        const ref = reference.get(r.id)!;
-        expect(ref.finishReason).toBe('length');
-        expect(ref.tokens).toHaveLength(r.maxTokens);
-        if (got!.finishReason === 'abort') {
-          tally.aborted++;
-          expect(r.abortAfterChunks !== undefined || r.abortAfterMs !== undefined).toBe(true);
-          expect(got!.tokens.length).toBeLessThan(r.maxTokens);
-        } else {
-          expect(got!.finishReason).toBe('length');
-          expect(got!.tokens).toHaveLength(r.maxTokens);
-        }
-        tally[expectConsistent(got!.tokens, ref, r.id)]++;
-      }
+      const tally = checkOutcomes(requests, outcomes, reference);
       await new Promise((resolve) => setTimeout(resolve, 50));
       const status = engine.status();
       const metrics = engine.metrics();
       console.log(
-        `gpu chaos: ${JSON.stringify(tally)}, peak KV use ${peakUsage.toFixed(3)}, ` +
+        `gpu chaos: ${JSON.stringify(tally)}, ${numSlots} slots for ${need} tokens, peak KV use ${peakUsage.toFixed(3)}, ` +
           `${metrics.numPreemptionsTotal} preemptions, ${counts.swapOut} swap-outs, ${counts.swapIn} swap-ins, ` +
           `pool ${status.numFreeKvSlots}/${status.numKvSlots} free`,
       );
@@ -215,8 +233,8 @@ describe.skipIf(!probe.available)(
       expect(metrics.requestSuccessTotal.error).toBe(0);
       expect(status.numRunning + status.numWaiting).toBe(0);
       expect(status.numFreeKvSlots).toBe(status.numKvSlots);
-      kv!.checkIntegrity();
-      expect(kv!.stats().numFreeHostSlots).toBe(kv!.stats().numHostSlots);
+      kv.checkIntegrity();
+      expect(kv.stats().numFreeHostSlots).toBe(kv.stats().numHostSlots);
       await engine.shutdown();
     }, 180_000);
   },
