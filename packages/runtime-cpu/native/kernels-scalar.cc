@@ -1,49 +1,45 @@
-// Portable kernels for any CPU: plain loops over 8-float blocks that the compiler may vectorize with the
-// baseline instruction set (SSE2 on x86-64). Used when no better variant is available or when forced.
+// Portable kernels for any CPU, written with GCC/Clang vector extensions over 8 floats so the compiler
+// maps them to whatever the baseline offers (two SSE2 registers on x86-64). Used when no better variant is
+// available or when forced.
 #include "kernels-impl.h"
 
 namespace ferrum {
 namespace {
 
+typedef float Float8 __attribute__((vector_size(32)));
+typedef uint32_t Uint8 __attribute__((vector_size(32)));
+typedef uint16_t Half8 __attribute__((vector_size(16)));
+
 struct VScalar {
-  struct Reg {
-    float v[8];
-  };
+  using Reg = Float8;
   static constexpr int kWidth = 8;
   static constexpr int kGemvRows = 4;
   static constexpr int kTileTokens = 2;
   static constexpr int kTileRows = 4;
   static Reg zero() { return Reg{}; }
-  static Reg broadcast(float value) {
-    Reg r;
-    for (float& lane : r.v) lane = value;
-    return r;
-  }
+  static Reg broadcast(float value) { return Reg{} + value; }
   static Reg load(const float* p) {
     Reg r;
-    std::memcpy(r.v, p, sizeof r.v);
+    std::memcpy(&r, p, sizeof r);
     return r;
   }
   static Reg loadBf16(const uint16_t* p) {
+    Half8 half;
+    std::memcpy(&half, p, sizeof half);
+    const Uint8 wide = __builtin_convertvector(half, Uint8) << 16;
     Reg r;
-    for (int i = 0; i < kWidth; ++i) r.v[i] = bf16ToF32(p[i]);
+    std::memcpy(&r, &wide, sizeof r);
     return r;
   }
   static Reg loadF16(const uint16_t* p) {
     Reg r;
-    for (int i = 0; i < kWidth; ++i) r.v[i] = f16ToF32(p[i]);
+    for (int i = 0; i < kWidth; ++i) r[i] = f16ToF32(p[i]);
     return r;
   }
   // Separate multiply and add (no fused rounding): the baseline has no FMA instruction.
-  static Reg fma(const Reg& a, const Reg& b, const Reg& c) {
-    Reg r;
-    for (int i = 0; i < kWidth; ++i) r.v[i] = a.v[i] * b.v[i] + c.v[i];
-    return r;
-  }
-  static float reduce(const Reg& r) {
-    return ((r.v[0] + r.v[4]) + (r.v[2] + r.v[6])) + ((r.v[1] + r.v[5]) + (r.v[3] + r.v[7]));
-  }
-  static void store(float* p, const Reg& r) { std::memcpy(p, r.v, sizeof r.v); }
+  static Reg fma(Reg a, Reg b, Reg c) { return a * b + c; }
+  static float reduce(Reg r) { return ((r[0] + r[4]) + (r[2] + r[6])) + ((r[1] + r[5]) + (r[3] + r[7])); }
+  static void store(float* p, Reg r) { std::memcpy(p, &r, sizeof r); }
 };
 
 }  // namespace
