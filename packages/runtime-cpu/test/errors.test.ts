@@ -109,6 +109,12 @@ describe.skipIf(!addon.ok || model === undefined)(
       expect(Array.from(result.tokens)).toEqual([-1, -1]);
     });
 
+    it('runs a step that samples no rows (a prefill chunk that emits nothing)', async () => {
+      const result = await executor.forward({ ...good, sampleRows: new Int32Array(0) });
+      expect(result.tokens.length).toBe(0);
+      expect(result.logits).toBeUndefined();
+    });
+
     it('rejects load specs it cannot honour', async () => {
       const backend = createCpuBackend({ numThreads: 1 });
       const spec = {
