@@ -74,10 +74,16 @@ function goldenSuite(label: string, dir: string, ropeFrequencies: 'f32' | 'bf16'
 }
 
 describe.skipIf(!addon.ok)('golden logits and greedy decoding', () => {
-  describe.skipIf(shared.length === 0)('shared fixtures (skipped: ../shared absent)', () => {
-    for (const model of shared) goldenSuite(model.label, model.dir, 'bf16');
-  });
-  describe.skipIf(repo.length === 0)('repository fixtures (skipped: fixtures/tiny-models absent)', () => {
-    for (const model of repo) goldenSuite(model.label, model.dir, 'f32');
-  });
+  describe.skipIf(shared.length === 0)(
+    `shared fixtures${shared.length === 0 ? ' (skipped: ../shared absent)' : ''}`,
+    () => {
+      for (const model of shared) goldenSuite(model.label, model.dir, 'bf16');
+    },
+  );
+  describe.skipIf(repo.length === 0)(
+    `repository fixtures${repo.length === 0 ? ' (skipped: fixtures/tiny-models absent)' : ''}`,
+    () => {
+      for (const model of repo) goldenSuite(model.label, model.dir, 'f32');
+    },
+  );
 });
