@@ -1,6 +1,11 @@
 import { cpus, freemem, totalmem } from 'node:os';
 import type { ComputeBackend } from '@ferrum/interfaces';
-import { type BackendCapabilities, FerrumError, type ModelLoadSpec } from '@ferrum/types';
+import {
+  type BackendCapabilities,
+  FerrumError,
+  type ModelLoadSpec,
+  unavailableCapabilities,
+} from '@ferrum/types';
 import { CpuModelExecutor } from './cpu-model-executor.js';
 import { type CpuSimdPath, loadNativeAddon, type NativeAddon } from './native-addon.js';
 import { native } from './native-error.js';
@@ -60,18 +65,7 @@ function probeCpu(numThreads: number): BackendCapabilities {
     tensorParallelSize: 1,
   };
   const load = loadNativeAddon();
-  if (!load.ok) {
-    return {
-      ...base,
-      available: false,
-      reason: load.reason,
-      device: 'cpu',
-      score: 0,
-      dtypes: [],
-      deviceSampling: [],
-      features: [],
-    };
-  }
+  if (!load.ok) return unavailableCapabilities(load.reason, 'cpu');
   try {
     const probe = load.addon.probe();
     const threads = numThreads > 0 ? numThreads : probe.numCpus;
@@ -87,17 +81,7 @@ function probeCpu(numThreads: number): BackendCapabilities {
       backendOptions: { simd: probe.simd, usableSimd: probe.usableSimd, numThreads: threads },
     };
   } catch (error) {
-    const reason = `native probe failed: ${(error as Error).message}`;
-    return {
-      ...base,
-      available: false,
-      reason,
-      device: 'cpu',
-      score: 0,
-      dtypes: [],
-      deviceSampling: [],
-      features: [],
-    };
+    return unavailableCapabilities(`native probe failed: ${(error as Error).message}`, 'cpu');
   }
 }
 
