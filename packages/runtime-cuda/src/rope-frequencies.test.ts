@@ -4,9 +4,9 @@ import { ropeInverseFrequencies } from './rope-frequencies.js';
 describe('ropeInverseFrequencies', () => {
   it('is theta^(-2i/d) for the default rope', () => {
     const inv = ropeInverseFrequencies({ type: 'default', theta: 10000 }, 8);
-    [1, 10000 ** -0.25, 10000 ** -0.5, 10000 ** -0.75].forEach((want, i) =>
-      expect(inv[i]).toBeCloseTo(want, 6),
-    );
+    for (const [i, want] of [1, 10000 ** -0.25, 10000 ** -0.5, 10000 ** -0.75].entries()) {
+      expect(inv[i]).toBeCloseTo(want, 6);
+    }
   });
 
   it('applies llama3 scaling: high frequencies kept, low ones divided by factor, a blend between', () => {
