@@ -5,7 +5,7 @@
 # transformers comparisons of random-weight models of real shapes, a compute-sanitizer memcheck run, and
 # runtime-level first numbers. Logs go to $OUT.
 #   usage on the device (after `source .gpu/boot.sh`): bash scripts/gpu/run-all.sh [parts...]
-#   parts: build test chaos serve sweep compare memcheck bench (default: all)
+#   parts: build test chaos serve sweep compare memcheck bench speed (default: all but speed)
 #   env: FERRUM_EMBED_STD (token embedding std of the random models), FERRUM_COMPARE_MODELS (compare's
 #   list), FERRUM_SWEEP_DEPTHS (layer counts the sweep cuts Qwen3-4B at)
 set -uo pipefail
@@ -71,6 +71,14 @@ if has memcheck; then
     node --conditions=@ferrum/source --import "$(pwd)/packages/runtime-cuda/node_modules/tsx/dist/esm/index.mjs" \
     scripts/gpu/run-schedule.ts /tmp/ferrum-tiny /tmp/ferrum-tiny/out.bin scripts/gpu/tiny-schedule.json > "$OUT/memcheck.log" 2>&1
   stamp memcheck; tail -4 "$OUT/memcheck.log"
+fi
+if has speed; then
+  # Issue 7: Ferrum's speed table (runtime and engine level, each figure by its floor), then transformers.
+  timeout 300 $tsx scripts/gpu/bench-speed.ts .gpu-data/configs/qwen3-4b.json "$OUT/speed.json" > "$OUT/speed.log" 2>&1
+  stamp speed; grep -E "^\||failed|Error" "$OUT/speed.log" | head -60
+  timeout 200 python3 scripts/gpu/bench_transformers.py .gpu-data/configs/qwen3-4b.json "$OUT/speed-transformers.json" \
+    "${FERRUM_HF_NEW_TOKENS:-128}" > "$OUT/speed-transformers.log" 2>&1
+  stamp transformers; grep -E "^transformers|Error" "$OUT/speed-transformers.log" | head
 fi
 if has bench; then
   timeout 200 $tsx scripts/gpu/bench-runtime.ts .gpu-data/configs/qwen3-4b.json "$OUT/bench.json" > "$OUT/bench.log" 2>&1

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "device-bench.h"
 #include "device-probe.h"
 #include "load-spec.h"
 #include "napi-values.h"
@@ -92,6 +93,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   NativeExecutor::Init(env);
   exports.Set("probe", Napi::Function::New(env, Probe));
   exports.Set("loadModel", Napi::Function::New(env, LoadModel));
+  exports.Set("measureBandwidth", Napi::Function::New(env, MeasureBandwidth));
+  exports.Set("measureGemmRate", Napi::Function::New(env, MeasureGemmRate));
   return exports;
 }
 

@@ -37,10 +37,19 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   FERRUM_CUDA(cudaMemcpy(invFreq_.as(), config_.invFreq.data(), invFreq_.bytes(), cudaMemcpyHostToDevice));
   allocateWorkspaces();
   allocateKvPools();
+  // Decode-graph buckets: powers of two up to the most single-token rows a step can hold, and that bound.
+  if (!config_.enforceEager) {
+    const int most = std::min({config_.maxBatchSeqs, config_.maxSampleRows, config_.maxBatchTokens});
+    for (int bucket = 1; bucket < most; bucket *= 2) buckets_.push_back(bucket);
+    buckets_.push_back(most);
+  }
 }
 
 ModelRunner::~ModelRunner() {
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  for (auto& entry : graphs_) {
+    if (entry.second != nullptr) cudaGraphExecDestroy(entry.second);
+  }
   gemm_.reset();
   if (done_ != nullptr) cudaEventDestroy(done_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct RunnerConfig {
   double gpuMemoryUtilization = 0.9;
   uint64_t hostKvBytes = 0;
   int device = 0;
+  bool enforceEager = false;  // never capture or replay CUDA graphs
 };
 
 enum class KvTransfer { kCopy, kSwapOut, kSwapIn };
@@ -67,13 +69,30 @@ class ModelRunner {
   uint64_t weightBytes() const { return config_.weights.arenaBytes; }
   uint64_t kvPoolBytes() const { return numSlots_ * config_.shape.slotBytes(); }
   int maxSampleRows() const { return config_.maxSampleRows; }
+  /** Steps replayed from a captured decode graph, and graphs captured so far. */
+  uint64_t graphSteps() const { return graphSteps_; }
+  size_t graphsCaptured() const {
+    size_t count = 0;
+    for (const auto& entry : graphs_) count += entry.second != nullptr ? 1 : 0;
+    return count;
+  }
 
  private:
   void allocateWorkspaces();
   void allocateKvPools();
   bf16* weight(int64_t offset) const;
-  void runLayers(const int* upload);
-  void runHead(const int* upload);
+  void runLayers(const int* upload, int numTokens, int numSplits, int splitSize);
+  void runHead(const int* upload, int numSampled);
+  /** Decode-graph bucket for `numSeqs` single-token rows, or 0 when graphs are off or it is too large. */
+  int graphBucket(int numSeqs) const;
+  /** Pack a pure-decode step at the fixed offsets of its bucket's graph; false when it does not fit one. */
+  bool stageDecodeGraph(const StepView& view);
+  /** The executable graph of `bucket`, captured on first use from the staged (graph-layout) step. */
+  cudaGraphExec_t decodeGraph(int bucket);
+  /** Attention splits of a decode graph: chosen for long contexts, the split size decided per row on device. */
+  int graphSplits(int bucket) const;
+  /** Rows × splits the attention partials workspace holds. */
+  size_t partialRowSplits() const;
 
   RunnerConfig config_;
   cudaStream_t stream_ = nullptr;
@@ -90,6 +109,9 @@ class ModelRunner {
   PinnedBuffer hostUpload_, hostOutput_, hostLogits_, hostKvIndices_;
   DeviceBuffer upload_, output_, adjSaved_, kvIndices_;
   std::unique_ptr<Gemm> gemm_;
+  std::vector<int> buckets_;                      // ascending decode-graph batch sizes
+  std::map<int, cudaGraphExec_t> graphs_;         // bucket -> executable graph (nullptr: capture failed)
+  uint64_t graphSteps_ = 0;
 };
 
 }  // namespace ferrum

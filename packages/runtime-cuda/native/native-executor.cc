@@ -215,6 +215,8 @@ Napi::Value NativeExecutor::Info(const Napi::CallbackInfo& info) {
   out.Set("numHostSlots", Napi::Number::New(env, static_cast<double>(runner_->numHostSlots())));
   out.Set("weightBytes", Napi::Number::New(env, static_cast<double>(runner_->weightBytes())));
   out.Set("kvPoolBytes", Napi::Number::New(env, static_cast<double>(runner_->kvPoolBytes())));
+  out.Set("graphSteps", Napi::Number::New(env, static_cast<double>(runner_->graphSteps())));
+  out.Set("graphsCaptured", Napi::Number::New(env, static_cast<double>(runner_->graphsCaptured())));
   return out;
 }
 

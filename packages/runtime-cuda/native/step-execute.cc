@@ -1,4 +1,5 @@
-// ModelRunner::execute: one forward step on the stream, then an event wait. Per layer:
+// ModelRunner::execute: one forward step on the stream (a decode-graph replay or eager launches), then an
+// event wait. Per layer:
 //   [add+]RMSNorm → QKV GEMM → bias/qk-norm/RoPE/KV write → attention → o_proj GEMM → add+RMSNorm →
 //   gate|up GEMM → SwiGLU → down GEMM; then the final norm for the sampled rows only, lm_head (f32
 //   logits), host logits for the rows that asked, and device sampling.
@@ -7,48 +8,47 @@
 
 #include "cuda-check.h"
 #include "model-runner.h"
+#include "step-splits.h"
 
 namespace ferrum {
-namespace {
-
-constexpr int kAttentionTile = 128;  // kv entries one attention block consumes per iteration
-
-/** Cut long kv ranges into splits when the rows alone would leave most SMs idle. */
-void chooseSplits(AttentionArgs& a, int maxKvLen, int numSms, size_t partialRowSplits) {
-  const int group = a.numHeads / a.numKvHeads;
-  const int blocks = a.numRows * a.numKvHeads * ((group + 7) / 8);
-  int splits = 1;
-  if (blocks < 2 * numSms && maxKvLen > 2 * kAttentionTile) {
-    splits = std::min({kMaxSplits, (2 * numSms + blocks - 1) / blocks, (maxKvLen + kAttentionTile - 1) / kAttentionTile});
-    while (splits > 1 && static_cast<size_t>(a.numRows) * splits > partialRowSplits) splits--;
-  }
-  const int perSplit = (maxKvLen + splits - 1) / splits;
-  a.splitSize = (perSplit + kAttentionTile - 1) / kAttentionTile * kAttentionTile;
-  a.numSplits = std::max(1, (maxKvLen + a.splitSize - 1) / a.splitSize);
+size_t ModelRunner::partialRowSplits() const {
+  const ModelShape& s = config_.shape;
+  return partial_.bytes() / (sizeof(float) * s.numHeads * (s.headDim + 2));
 }
-
-}  // namespace
 
 void ModelRunner::execute() {
   FERRUM_CUDA(cudaSetDevice(config_.device));
   const StepLayout& L = layout_;
+  const ModelShape& s = config_.shape;
   FERRUM_CUDA(cudaMemcpyAsync(upload_.as(), hostUpload_.as(), L.words * 4, cudaMemcpyHostToDevice, stream_));
   const int* upload = upload_.as<int>();
-  if (L.numTokens > 0) runLayers(upload);
-  if (L.numSampled > 0) runHead(upload);
+  cudaGraphExec_t graph = L.graphBucket > 0 ? decodeGraph(L.graphBucket) : nullptr;
+  if (graph != nullptr) {
+    FERRUM_CUDA(cudaGraphLaunch(graph, stream_));
+    graphSteps_++;
+  } else {
+    // Eager: every launch sized to this step (a graph-layout step runs its real rows only).
+    const SplitChoice splits =
+        chooseSplits(L.numTokens, s.numHeads, s.numKvHeads, L.maxKvLen, numSms_, partialRowSplits());
+    if (L.numTokens > 0) runLayers(upload, L.numTokens, splits.numSplits, splits.splitSize);
+    if (L.numSampled > 0) runHead(upload, L.numSampled);
+  }
+  if (L.sampling && L.numSampled > 0) {
+    FERRUM_CUDA(cudaMemcpyAsync(hostOutput_.as(), output_.as(), 2 * config_.maxSampleRows * sizeof(int),
+                                cudaMemcpyDeviceToHost, stream_));
+  }
   FERRUM_CUDA(cudaEventRecord(done_, stream_));
   FERRUM_CUDA(cudaEventSynchronize(done_));
 }
 
-void ModelRunner::runLayers(const int* upload) {
+void ModelRunner::runLayers(const int* upload, int numTokens, int numSplits, int splitSize) {
   const ModelShape& s = config_.shape;
   const StepLayout& L = layout_;
-  const int T = L.numTokens;
+  const int T = numTokens;
   bf16* residual = residual_.as<bf16>();
   bf16* hidden = hidden_.as<bf16>();
   bf16* proj = proj_.as<bf16>();
   const size_t layerPool = numSlots_ * s.kvDim();
-  const size_t partialRowSplits = partial_.bytes() / (sizeof(float) * s.numHeads * (s.headDim + 2));
 
   launchEmbedding(weight(config_.embedOffset), upload + L.tokenIds, residual, T, s.hiddenSize, stream_);
   for (int l = 0; l < s.numLayers; l++) {
@@ -90,7 +90,8 @@ void ModelRunner::runLayers(const int* upload) {
     attn.numKvHeads = s.numKvHeads;
     attn.headDim = s.headDim;
     attn.scale = 1.f / std::sqrt(static_cast<float>(s.headDim));
-    chooseSplits(attn, L.maxKvLen, numSms_, partialRowSplits);
+    attn.numSplits = numSplits;
+    attn.splitSize = splitSize;
     launchAttention(attn, stream_);
 
     gemm_->run(attnOut_.as<bf16>(), weight(w.oW), proj, T, s.hiddenSize, s.qDim(), false, stream_);
@@ -102,10 +103,10 @@ void ModelRunner::runLayers(const int* upload) {
   }
 }
 
-void ModelRunner::runHead(const int* upload) {
+void ModelRunner::runHead(const int* upload, int numSampled) {
   const ModelShape& s = config_.shape;
   const StepLayout& L = layout_;
-  const int S = L.numSampled;
+  const int S = numSampled;
   const size_t V = static_cast<size_t>(s.vocabSize);
   // The last MLP output joins the residual only for the rows that are sampled.
   launchAddRmsNorm(residual_.as<bf16>(), proj_.as<bf16>(), nullptr, upload + L.sampleRows, weight(config_.finalNormOffset),
@@ -142,7 +143,6 @@ void ModelRunner::runHead(const int* upload) {
   sampling.outTokens = output_.as<int>();
   sampling.outLogprobs = output_.as<float>() + rows;
   launchSampling(sampling, stream_);
-  FERRUM_CUDA(cudaMemcpyAsync(hostOutput_.as(), output_.as(), 2 * rows * sizeof(int), cudaMemcpyDeviceToHost, stream_));
 }
 
 }  // namespace ferrum

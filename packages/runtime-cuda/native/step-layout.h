@@ -37,6 +37,8 @@ struct StepCapacity {
 struct StepLayout {
   int numTokens = 0, numSeqs = 0, numSampled = 0, maxKvLen = 0;
   bool sampling = false;
+  /** > 0: a pure-decode step packed at the fixed offsets of this decode-graph bucket (rows padded to it). */
+  int graphBucket = 0;
   size_t words = 0;
   // Word offsets into the upload buffer.
   size_t tokenIds = 0, positions = 0, slotMapping = 0, rowKvStart = 0, rowKvLen = 0, kvIndices = 0;

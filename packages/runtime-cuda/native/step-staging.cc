@@ -60,7 +60,9 @@ void ModelRunner::stage(const StepView& v) {
     if (v.positions.data[i] < 0) invalid("positions must be non-negative");
   }
 
+  if (stageDecodeGraph(v)) return;
   StepLayout& L = layout_;
+  L.graphBucket = 0;
   L.numTokens = v.numTokens;
   L.numSeqs = v.numSeqs;
   L.numSampled = static_cast<int>(S);

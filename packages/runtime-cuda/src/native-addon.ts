@@ -59,6 +59,8 @@ export interface NativeLoadSpec {
   readonly gpuMemoryUtilization: number;
   readonly hostKvBytes: number;
   readonly device: number;
+  /** Never capture or replay decode CUDA graphs. */
+  readonly enforceEager: boolean;
 }
 
 /** The packed sampling chain of a step (see sampling-plan.ts). */
@@ -99,6 +101,10 @@ export interface NativeExecutorInfo {
   readonly numHostSlots: number;
   readonly weightBytes: number;
   readonly kvPoolBytes: number;
+  /** Steps replayed from a captured decode graph so far. */
+  readonly graphSteps: number;
+  /** Decode graphs captured so far (one per batch-size bucket used). */
+  readonly graphsCaptured: number;
 }
 
 /** A loaded model (native/native-executor.cc). Every method settles from the executor's worker thread. */
@@ -115,6 +121,10 @@ export interface NativeExecutor {
 export interface NativeAddon {
   probe(): Promise<NativeProbe>;
   loadModel(spec: NativeLoadSpec): Promise<NativeExecutor>;
+  /** Device-to-device copy rate in bytes (read + written) per second; blocks the calling thread. */
+  measureBandwidth(bytes: number, iterations: number, device: number): number;
+  /** bf16 m×n×k cuBLASLt product rate in FLOP/s; blocks the calling thread. */
+  measureGemmRate(m: number, n: number, k: number, iterations: number, device: number): number;
 }
 
 /** The addon, or why it could not be loaded. */

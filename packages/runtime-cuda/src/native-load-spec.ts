@@ -14,7 +14,8 @@ const EMPTY = new Float64Array(0);
  *
  * `backendOptions` understood: `swapSpaceTokens` (host tier, tokens), `maxSampleRows` (sampled rows per step;
  * default maxBatchSeqs), `device` (CUDA device index), `ropeFrequencies: 'bf16'` (round RoPE inverse
- * frequencies to bf16, as transformers holds them after `model.to(torch.bfloat16)`; default 'f32').
+ * frequencies to bf16, as transformers holds them after `model.to(torch.bfloat16)`; default 'f32'),
+ * `enforceEager` (true: no decode CUDA graphs; the engine passes its `enforceEager` option here).
  */
 export async function nativeLoadSpec(spec: ModelLoadSpec, defaultDevice: number): Promise<NativeLoadSpec> {
   const { config } = spec;
@@ -75,6 +76,7 @@ export async function nativeLoadSpec(spec: ModelLoadSpec, defaultDevice: number)
     gpuMemoryUtilization: utilization,
     hostKvBytes: swapTokens !== undefined ? swapTokens * slotBytes : DEFAULT_SWAP_SPACE_BYTES,
     device,
+    enforceEager: options.enforceEager === true,
   };
 }
 

@@ -70,8 +70,10 @@ __global__ void __launch_bounds__(kWarps * 32) attentionKernel(AttentionArgs a) 
   __syncthreads();
 
   const int kvLen = a.rowKvLen[row];
-  const int begin = split * a.splitSize;
-  const int end = min(kvLen, begin + a.splitSize);
+  // splitSize 0 (decode graphs): the row cuts its own kv range into numSplits tile-aligned chunks.
+  const int splitSize = a.splitSize > 0 ? a.splitSize : ((kvLen + a.numSplits - 1) / a.numSplits + kTile - 1) / kTile * kTile;
+  const int begin = split * splitSize;
+  const int end = min(kvLen, begin + splitSize);
   const int* slots = a.kvIndices + a.rowKvStart[row];
   const size_t headOffset = static_cast<size_t>(kvHead) * D;
 

@@ -63,7 +63,7 @@ struct AttentionArgs {
   bf16* out;                 // [T][numHeads * headDim]
   float* partial;            // [T][numHeads][numSplits][headDim + 2] when numSplits > 1
   int numRows, numHeads, numKvHeads, headDim;
-  int numSplits, splitSize;  // the kv range of each row is cut into numSplits chunks of splitSize
+  int numSplits, splitSize;  // the kv range of each row is cut into numSplits chunks of splitSize (0: per row)
   float scale;
 };
 /** Paged attention over the token pool for any mix of prefill and decode rows (GQA-aware, split-K). */

@@ -22,7 +22,8 @@ __global__ void qkvRopeKernel(QkvRopeArgs a) {
   const int qkvDim = (a.numHeads + 2 * a.numKvHeads) * D;
   const int numHeadsTotal = a.numHeads + 2 * a.numKvHeads;
   const float position = static_cast<float>(a.positions[t]);
-  const size_t slot = static_cast<size_t>(a.slotMapping[t]);
+  const int slotIndex = a.slotMapping[t];  // -1: a decode graph's padded row, whose K/V are not kept
+  const size_t slot = static_cast<size_t>(slotIndex < 0 ? 0 : slotIndex);
   float* mine = rotate + warp * D;
   bf16* row = a.qkv + static_cast<size_t>(t) * qkvDim;
 
@@ -71,6 +72,7 @@ __global__ void qkvRopeKernel(QkvRopeArgs a) {
       }
       __syncwarp();  // the next head of this warp overwrites `mine`
     }
+    if (!isQ && slotIndex < 0) continue;  // uniform across the warp
     bf16* dst;
     if (isQ) {
       dst = row + h * D;

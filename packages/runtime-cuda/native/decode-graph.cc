@@ -1,0 +1,134 @@
+// CUDA graphs for pure-decode steps (issue 7). A step whose rows are one token each, all sampled on the device
+// with no sparse adjustments or allowed lists, is packed at offsets that depend only on its bucket (the
+// smallest captured batch size that holds it), its rows padded to the bucket. The bucket's graph, captured
+// on first use from such a step, replays every launch of the step; nothing in it depends on per-step host
+// data: attention runs a fixed split count per bucket and sizes each row's splits on the device.
+// Padded rows: token 0 at position 0, no KV write (slot -1), attending to one harmless kv entry, not sampled.
+#include <cstdio>
+#include <cstring>
+
+#include "cuda-check.h"
+#include "kernels/kernels.h"
+#include "model-runner.h"
+#include "step-splits.h"
+
+namespace ferrum {
+
+int ModelRunner::graphBucket(int numSeqs) const {
+  for (int bucket : buckets_) {
+    if (bucket >= numSeqs) return bucket;
+  }
+  return 0;
+}
+
+int ModelRunner::graphSplits(int bucket) const {
+  const ModelShape& s = config_.shape;
+  // Sized for contexts long enough to want the most splits; short rows leave the extra splits empty.
+  return chooseSplits(bucket, s.numHeads, s.numKvHeads, kMaxSplits * kAttentionTile * 64, numSms_, partialRowSplits())
+      .numSplits;
+}
+
+bool ModelRunner::stageDecodeGraph(const StepView& v) {
+  const int B = v.numSeqs;
+  const int bucket = graphBucket(B);
+  const size_t S = static_cast<size_t>(B);
+  if (bucket == 0 || v.numTokens != B || !v.hasSampling || v.sampleRows.size != S) return false;
+  if (v.rowFloats.size < 4 * S || v.rowInts.size < 4 * S || v.adjOffsets.size < S + 1 || v.allowedOffsets.size < S + 1) {
+    return false;
+  }
+  for (int b = 0; b < B; b++) {
+    if (v.sampleRows.data[b] != b || v.qIndptr.data[b + 1] != b + 1) return false;
+    if (v.kvIndptr.data[b + 1] - v.kvIndptr.data[b] < 1) return false;
+    if (v.rowInts.data[4 * b + 3] & kSampleSkip) return false;
+  }
+  for (size_t i = 0; i <= S; i++) {
+    if (v.adjOffsets.data[i] != 0 || v.allowedOffsets.data[i] != 0) return false;
+  }
+  const size_t K = static_cast<size_t>(v.kvIndptr.data[B]);
+  if (K + 1 > capacity_.kvIndices) return false;
+
+  StepLayout& L = layout_;
+  const size_t P = static_cast<size_t>(bucket);
+  L.numTokens = B;
+  L.numSeqs = B;
+  L.numSampled = B;
+  L.sampling = true;
+  L.graphBucket = bucket;
+  L.hostLogitRows.clear();
+  L.tokenIds = 0;
+  L.positions = P;
+  L.slotMapping = 2 * P;
+  L.sampleRows = 3 * P;
+  L.rowKvStart = 4 * P;
+  L.rowKvLen = 5 * P;
+  L.rowFloats = 6 * P;
+  L.rowInts = 10 * P;
+  L.adjOffsets = 14 * P;
+  L.allowedOffsets = 15 * P + 1;
+  L.kvIndices = 16 * P + 2;
+  L.adjIds = L.adjPre = L.adjPost = L.adjFlags = L.allowedIds = L.kvIndices;  // empty sections: never read
+  L.words = L.kvIndices + K + 1;
+
+  int* w = hostUpload_.as<int>();
+  std::memcpy(w + L.tokenIds, v.tokenIds.data, S * 4);
+  std::memcpy(w + L.positions, v.positions.data, S * 4);
+  std::memcpy(w + L.slotMapping, v.slotMapping.data, S * 4);
+  std::memcpy(w + L.sampleRows, v.sampleRows.data, S * 4);
+  std::memcpy(w + L.rowFloats, v.rowFloats.data, 4 * S * 4);
+  std::memcpy(w + L.rowInts, v.rowInts.data, 4 * S * 4);
+  std::memcpy(w + L.kvIndices, v.kvIndices.data, K * 4);
+  w[L.kvIndices + K] = 0;  // the padded rows' one kv entry: slot 0, read and ignored
+  L.maxKvLen = 0;
+  for (int b = 0; b < B; b++) {
+    const int kvLen = v.kvIndptr.data[b + 1] - v.kvIndptr.data[b];
+    w[L.rowKvStart + b] = v.kvIndptr.data[b];
+    w[L.rowKvLen + b] = kvLen;
+    L.maxKvLen = std::max(L.maxKvLen, kvLen);
+  }
+  for (size_t r = S; r < P; r++) {
+    w[L.tokenIds + r] = 0;
+    w[L.positions + r] = 0;
+    w[L.slotMapping + r] = -1;
+    w[L.sampleRows + r] = static_cast<int>(r);
+    w[L.rowKvStart + r] = static_cast<int>(K);
+    w[L.rowKvLen + r] = 1;
+    std::memset(w + L.rowFloats + 4 * r, 0, 16);
+    w[L.rowInts + 4 * r] = 0;
+    w[L.rowInts + 4 * r + 1] = 0;
+    w[L.rowInts + 4 * r + 2] = 0;
+    w[L.rowInts + 4 * r + 3] = kSampleSkip;
+  }
+  std::memset(w + L.adjOffsets, 0, (P + 1) * 4);
+  std::memset(w + L.allowedOffsets, 0, (P + 1) * 4);
+  return true;
+}
+
+cudaGraphExec_t ModelRunner::decodeGraph(int bucket) {
+  const auto found = graphs_.find(bucket);
+  if (found != graphs_.end()) return found->second;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  const int* upload = upload_.as<int>();
+  FERRUM_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  cudaError_t status = cudaSuccess;
+  try {
+    runLayers(upload, bucket, graphSplits(bucket), 0);
+    runHead(upload, bucket);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "runtime-cuda: decode graph for batch %d not captured (%s); running it eagerly\n", bucket,
+                 e.what());
+    status = cudaErrorStreamCaptureInvalidated;
+  }
+  const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+  if (status == cudaSuccess) status = ended;
+  if (status == cudaSuccess) status = cudaGraphInstantiate(&exec, graph, 0);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free capture error so the eager run starts clean
+    exec = nullptr;
+  }
+  graphs_[bucket] = exec;  // nullptr: this bucket runs eagerly from now on
+  return exec;
+}
+
+}  // namespace ferrum

@@ -1,0 +1,84 @@
+// Decode CUDA graphs against the eager path (the reference): the same steps on two executors of one
+// checkpoint, one with enforceEager, must sample the same tokens with the same log-probabilities.
+import { loadModelConfig } from '@ferrum/models';
+import { DEFAULT_SAMPLING_PARAMS, type RowSampling, type SamplingParams } from '@ferrum/types';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CudaModelExecutor } from '../src/index.js';
+import { buildBatch, cudaAvailability, loadCuda, range, type SeqStep, tinyModels } from './support.js';
+
+const { available, reason } = await cudaAvailability();
+const models = tinyModels();
+
+/** Per sequence: prompt length (the 300-token one makes the graphs' split-K attention cut long rows). */
+const PROMPT_LENGTHS = [5, 300, 40];
+const SLOT_BASE = [0, 1000, 2000];
+
+describe.skipIf(!available || models.length === 0)(
+  `cuda: decode graphs match eager steps${available ? '' : ` (skipped: ${reason})`}`,
+  () => {
+    describe.each(models.map((m) => [m.label, m.dir] as const))('%s', (_label, dir) => {
+      let eager: CudaModelExecutor;
+      let graphs: CudaModelExecutor;
+      let vocab = 0;
+      beforeAll(async () => {
+        const config = await loadModelConfig(dir);
+        vocab = config.vocabSize;
+        eager = (await loadCuda(dir, config, { enforceEager: true })) as CudaModelExecutor;
+        graphs = (await loadCuda(dir, config)) as CudaModelExecutor;
+      });
+      afterAll(async () => {
+        await eager?.dispose();
+        await graphs?.dispose();
+      });
+
+      it('samples identical tokens, padded to buckets, across bucket changes and the eager fallback', async () => {
+        let state = 12345;
+        const next = () => {
+          state = (state * 1103515245 + 12345) % 2 ** 31;
+          return state % vocab;
+        };
+        const seqs = PROMPT_LENGTHS.map((length, s) => ({
+          tokens: Array.from({ length }, next),
+          base: SLOT_BASE[s],
+          seed: 77 + s,
+        }));
+        const rowFor = (s: number, extra: Partial<SamplingParams> = {}): RowSampling => ({
+          requestId: `seq${s}`,
+          // Sequence 2 samples at temperature 0.7 (seeded draws), the others greedily.
+          params: { ...DEFAULT_SAMPLING_PARAMS, temperature: s === 2 ? 0.7 : 0, logprobs: 0, ...extra },
+          seed: seqs[s].seed,
+          outputTokenIds: Int32Array.from(seqs[s].tokens.slice(PROMPT_LENGTHS[s])),
+          promptTokenIds: Int32Array.from(seqs[s].tokens.slice(0, PROMPT_LENGTHS[s])),
+          needsHostLogits: false,
+        });
+        const run = async (active: number[], decode: boolean, extra: Partial<SamplingParams> = {}) => {
+          const steps: SeqStep[] = active.map((s) => {
+            const { tokens, base } = seqs[s];
+            return {
+              tokens: decode ? [tokens[tokens.length - 1]] : tokens,
+              kvSlots: range(base, tokens.length),
+              sample: 'last',
+            };
+          });
+          const batch = buildBatch(steps, (row) => rowFor(active[row], extra));
+          const [a, b] = await Promise.all([eager.forward(batch), graphs.forward(batch)]);
+          expect(Array.from(b.tokens)).toEqual(Array.from(a.tokens));
+          for (let r = 0; r < a.tokens.length; r++) {
+            expect(Math.abs(b.logprobs![r] - a.logprobs![r]), `row ${r}`).toBeLessThanOrEqual(2e-2);
+          }
+          for (const [r, s] of active.entries()) seqs[s].tokens.push(a.tokens[r]);
+        };
+
+        await run([0, 1, 2], false); // prefill: eager on both
+        for (let i = 0; i < 10; i++) await run([0, 1, 2], true); // bucket 4, one padded row
+        for (let i = 0; i < 6; i++) await run([2, 1], true); // bucket 2
+        await run([0, 1], true, { repetitionPenalty: 1.3 }); // sparse adjustments: eager fallback
+        await run([0], true); // bucket 1
+
+        expect(eager.memory().graphSteps).toBe(0);
+        expect(graphs.memory().graphSteps).toBe(17);
+        expect(graphs.memory().graphsCaptured).toBe(3);
+      });
+    });
+  },
+);

@@ -1,0 +1,292 @@
+// Issue 7's speed table for a dummy-weight model (Qwen3-4B shape, bf16) on one GPU: every figure next to
+// its floor from ceilings measured in the same run (copy bandwidth, cuBLASLt bf16 GEMM rate).
+//   decode floor  = (weight bytes + KV bytes read) / bandwidth, per step, scaled to tokens/s
+//   prefill floor = max(FLOPs / GEMM rate, weight bytes / bandwidth)
+// Runtime level (one executor, greedy device sampling): prefill time and decode step time, graphs on/off.
+// Engine level (createEngine, device cuda, dummy weights, random token-id prompts, EOS ignored, greedy):
+// c1 TTFT 32/512/2048 and decode; c8 512 in/256 out; c64 saturation; the agent workload (2,000-token system
+// prompt shared by 16 sequential turns of 64 new tokens, prefix cache on).
+//   usage: tsx scripts/gpu/bench-speed.ts <config.json> <out.json> [parts: ceilings,runtime,engine,eager]
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createEngine } from '../../packages/engine/src/index.js';
+import { loadModelConfig } from '../../packages/models/src/index.js';
+import {
+  createCudaBackend,
+  measureDeviceCeilings,
+  weightLayout,
+} from '../../packages/runtime-cuda/src/index.js';
+import {
+  DEFAULT_SAMPLING_PARAMS,
+  type ForwardBatch,
+  type RowSampling,
+} from '../../packages/types/src/index.js';
+
+const [configFile, outFile, partsArg] = process.argv.slice(2);
+const parts = new Set((partsArg ?? 'ceilings,runtime,engine,eager').split(','));
+const dir = mkdtempSync(path.join(os.tmpdir(), 'ferrum-speed-'));
+copyFileSync(configFile, path.join(dir, 'config.json'));
+const config = await loadModelConfig(dir);
+const weightBytes = weightLayout(config).arenaBytes;
+const slotBytes = 2 * config.numLayers * config.numKvHeads * config.headDim * 2;
+const rows: { figure: string; value: number; unit: string; floor?: number; ofFloor?: string }[] = [];
+const json: Record<string, unknown> = { config: path.basename(configFile), weightBytes, slotBytes };
+const log = (message: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${message}`);
+
+// --- ceilings ---------------------------------------------------------------------------------------
+const ceilings = measureDeviceCeilings();
+const bandwidth = ceilings.bandwidthBytesPerSecond;
+const gemmRate = ceilings.gemmFlopsPerSecond;
+json.ceilings = ceilings;
+rows.push({ figure: 'copy bandwidth (D2D, read+write)', value: bandwidth / 1e9, unit: 'GB/s' });
+rows.push({ figure: 'bf16 GEMM 8192³ (cuBLASLt)', value: gemmRate / 1e12, unit: 'TFLOP/s' });
+log(`ceilings: ${(bandwidth / 1e9).toFixed(0)} GB/s, ${(gemmRate / 1e12).toFixed(0)} TFLOP/s`);
+
+/** Seconds of one decode step of `seqs` rows over `context` tokens each, at the bandwidth floor. */
+const decodeStepFloor = (seqs: number, context: number) =>
+  (weightBytes + seqs * context * slotBytes) / bandwidth;
+/** Seconds of a prefill of `tokens` new tokens over `prefix` cached ones, at the larger of the two floors. */
+function prefillFloor(tokens: number, prefix = 0): number {
+  const h = config.hiddenSize;
+  const qDim = config.numHeads * config.headDim;
+  const kvDim = config.numKvHeads * config.headDim;
+  const perLayer = h * (qDim + 2 * kvDim) + qDim * h + 3 * h * config.intermediateSize;
+  const linear = 2 * tokens * perLayer * config.numLayers + 2 * config.vocabSize * h; // lm_head: last row only
+  // QKᵀ and PV over the causal triangle plus the cached prefix.
+  const pairs = tokens * prefix + (tokens * (tokens + 1)) / 2;
+  const attention = 4 * pairs * qDim * config.numLayers;
+  return Math.max((linear + attention) / gemmRate, (weightBytes + (prefix + tokens) * slotBytes) / bandwidth);
+}
+function add(figure: string, value: number, unit: string, floor?: number, higherIsBetter = false) {
+  const ofFloor =
+    floor === undefined
+      ? undefined
+      : `${(100 * (higherIsBetter ? value / floor : floor / value)).toFixed(0)}%`;
+  rows.push({ figure, value, unit, floor, ofFloor });
+}
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const quantile = (values: number[], q: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))];
+
+// --- runtime level ----------------------------------------------------------------------------------
+const greedy: RowSampling = {
+  requestId: 'bench',
+  params: { ...DEFAULT_SAMPLING_PARAMS, temperature: 0 },
+  seed: 0,
+  outputTokenIds: new Int32Array(0),
+  promptTokenIds: new Int32Array(0),
+  needsHostLogits: false,
+};
+/** One step: `seqs` sequences, `newTokens` new tokens each, over `context` tokens at slots s × 1024 + j. */
+function batch(seqs: number, context: number, newTokens: number): ForwardBatch {
+  const T = seqs * newTokens;
+  const kvIndices = new Int32Array(seqs * context);
+  const positions = new Int32Array(T);
+  const slotMapping = new Int32Array(T);
+  const qIndptr = new Int32Array(seqs + 1);
+  const kvIndptr = new Int32Array(seqs + 1);
+  const sampleRows = new Int32Array(seqs);
+  for (let s = 0; s < seqs; s++) {
+    for (let j = 0; j < context; j++) kvIndices[s * context + j] = s * 1024 + j;
+    for (let i = 0; i < newTokens; i++) {
+      positions[s * newTokens + i] = context - newTokens + i;
+      slotMapping[s * newTokens + i] = s * 1024 + context - newTokens + i;
+    }
+    qIndptr[s + 1] = (s + 1) * newTokens;
+    kvIndptr[s + 1] = (s + 1) * context;
+    sampleRows[s] = (s + 1) * newTokens - 1;
+  }
+  return {
+    tokenIds: new Int32Array(T).map((_, i) => (i * 7919 + 13) % config.vocabSize),
+    positions,
+    qIndptr,
+    kvIndptr,
+    kvIndices,
+    slotMapping,
+    sampleRows,
+    numSeqs: seqs,
+    numTokens: T,
+    sampling: Array(seqs).fill(greedy),
+  };
+}
+async function timeMs(run: () => Promise<unknown>, repeats: number): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < repeats; i++) {
+    const t0 = performance.now();
+    await run();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+async function runtimeFigures(enforceEager: boolean) {
+  const tag = enforceEager ? 'eager' : 'graphs';
+  const executor = await createCudaBackend().loadModel({
+    modelDir: dir,
+    config,
+    loadFormat: 'dummy',
+    maxKvTokens: 64 * 1024 + 2048,
+    maxBatchTokens: 4096,
+    maxBatchSeqs: 64,
+    seed: 1,
+    backendOptions: { enforceEager },
+  });
+  if (!enforceEager) {
+    for (const prompt of [32, 512, 2048]) {
+      await executor.forward(batch(1, prompt, prompt));
+      const ms = await timeMs(() => executor.forward(batch(1, prompt, prompt)), 5);
+      add(`runtime prefill ${prompt} tokens`, ms, 'ms', prefillFloor(prompt) * 1e3);
+    }
+  }
+  for (const seqs of [1, 8, 32, 64]) {
+    const context = 512;
+    for (let s = 0; s < seqs; s += 4) {
+      const n = Math.min(4, seqs - s);
+      const b = batch(n, context, context);
+      for (let i = 0; i < b.kvIndices.length; i++) b.kvIndices[i] += s * 1024;
+      for (let i = 0; i < b.slotMapping.length; i++) b.slotMapping[i] += s * 1024;
+      await executor.forward(b);
+    }
+    let length = context;
+    await executor.forward(batch(seqs, ++length, 1)); // captures the bucket's graph
+    const ms = await timeMs(() => executor.forward(batch(seqs, ++length, 1)), 48);
+    add(
+      `runtime decode B=${seqs} ctx~540 (${tag})`,
+      (seqs * 1000) / ms,
+      'tok/s',
+      seqs / decodeStepFloor(seqs, length),
+      true,
+    );
+  }
+  json[`runtimeInfo_${tag}`] = (executor as unknown as { memory(): unknown }).memory();
+  await executor.dispose();
+}
+
+// --- engine level -----------------------------------------------------------------------------------
+let promptSeed = 1;
+const randomPrompt = (length: number) =>
+  Array.from({ length }, () => {
+    promptSeed = (promptSeed * 1103515245 + 12345) % 2 ** 31;
+    return 1000 + (promptSeed % (config.vocabSize - 2000));
+  });
+interface Timing {
+  ttftMs: number;
+  itlMs: number[];
+  tokens: number;
+  endMs: number;
+}
+type Engine = Awaited<ReturnType<typeof createEngine>>;
+async function request(engine: Engine, prompt: number[], maxTokens: number): Promise<Timing> {
+  const t0 = performance.now();
+  let last = t0;
+  let ttftMs = -1;
+  let tokens = 0;
+  const itlMs: number[] = [];
+  const stream = engine.generate({
+    prompt: { tokenIds: prompt },
+    sampling: { temperature: 0, maxTokens, ignoreEos: true },
+  });
+  for await (const chunk of stream) {
+    const now = performance.now();
+    if (chunk.tokenIds.length === 0) continue;
+    if (ttftMs < 0) ttftMs = now - t0;
+    else itlMs.push((now - last) / chunk.tokenIds.length);
+    last = now;
+    tokens += chunk.tokenIds.length;
+  }
+  return { ttftMs, itlMs, tokens, endMs: last - t0 };
+}
+async function openEngine(enforceEager: boolean): Promise<Engine> {
+  return createEngine({
+    model: dir,
+    device: 'cuda',
+    loadFormat: 'dummy',
+    maxNumSeqs: 64,
+    maxNumBatchedTokens: 4096,
+    maxModelLen: 8192,
+    maxKvTokens: 96 * 1024,
+    seed: 1,
+    enforceEager,
+  });
+}
+async function concurrent(engine: Engine, clients: number, input: number, output: number) {
+  const t0 = performance.now();
+  const results = await Promise.all(
+    Array.from({ length: clients }, () => request(engine, randomPrompt(input), output)),
+  );
+  const wallS = (performance.now() - t0) / 1e3;
+  const tokens = results.reduce((sum, r) => sum + r.tokens, 0);
+  const ttft = results.map((r) => r.ttftMs);
+  const itl = results.flatMap((r) => r.itlMs);
+  return { wallS, tokens, outputTokPerS: tokens / wallS, ttft, itl };
+}
+async function engineFigures(enforceEager: boolean) {
+  const tag = enforceEager ? 'eager' : 'graphs';
+  const engine = await openEngine(enforceEager);
+  await concurrent(engine, 8, 512, 8); // warm-up: cuBLASLt plans, graphs of the buckets used
+  await request(engine, randomPrompt(64), 64);
+  if (!enforceEager) {
+    for (const length of [32, 512, 2048]) {
+      const ttfts: number[] = [];
+      for (let i = 0; i < 5; i++) ttfts.push((await request(engine, randomPrompt(length), 1)).ttftMs);
+      add(`c1 TTFT ${length}-token prompt`, median(ttfts), 'ms', prefillFloor(length) * 1e3);
+    }
+  }
+  const c1 = await request(engine, randomPrompt(512), 256);
+  const decodeRate = (c1.tokens - 1) / ((c1.endMs - c1.ttftMs) / 1e3);
+  add(`c1 decode 512 in/256 out (${tag})`, decodeRate, 'tok/s', 1 / decodeStepFloor(1, 640), true);
+  const c8 = await concurrent(engine, 8, 512, 256);
+  add(`c8 512/256 output tok/s (${tag})`, c8.outputTokPerS, 'tok/s', 8 / decodeStepFloor(8, 640), true);
+  add(`c8 TTFT p50 (${tag})`, median(c8.ttft), 'ms');
+  add(`c8 TTFT p99 (${tag})`, quantile(c8.ttft, 0.99), 'ms');
+  add(`c8 ITL p50 (${tag})`, median(c8.itl), 'ms', decodeStepFloor(8, 640) * 1e3);
+  add(`c8 ITL p99 (${tag})`, quantile(c8.itl, 0.99), 'ms');
+  json[`c8_${tag}`] = { ...c8, ttft: undefined, itl: undefined };
+  if (!enforceEager) {
+    const c64 = await concurrent(engine, 64, 512, 256);
+    add('c64 512/256 output tok/s', c64.outputTokPerS, 'tok/s', 64 / decodeStepFloor(64, 640), true);
+    add('c64 ITL p50', median(c64.itl), 'ms', decodeStepFloor(64, 640) * 1e3);
+    // Agent: one 2,000-token system prompt, 16 sequential turns each adding 64 new tokens.
+    const system = randomPrompt(2000);
+    const turns: number[] = [];
+    for (let turn = 0; turn < 16; turn++) {
+      turns.push((await request(engine, [...system, ...randomPrompt(64)], 8)).ttftMs);
+    }
+    add('agent TTFT turn 1 (2,064 tokens cold)', turns[0], 'ms', prefillFloor(2064) * 1e3);
+    add(
+      'agent TTFT turns 2-16 median (prefix hit)',
+      median(turns.slice(1)),
+      'ms',
+      prefillFloor(64, 2000) * 1e3,
+    );
+    add('agent TTFT turns 2-16 max', Math.max(...turns.slice(1)), 'ms');
+    json.agentTurnsMs = turns;
+    json.engineMetrics = engine.metrics();
+  }
+  await engine.shutdown();
+}
+
+for (const [part, run] of [
+  ['runtime', () => runtimeFigures(false)],
+  ['eager', () => runtimeFigures(true)],
+  ['engine', () => engineFigures(false)],
+  ['eager', () => engineFigures(true)],
+] as const) {
+  if (!parts.has(part)) continue;
+  try {
+    await run();
+    log(`${part} done`);
+  } catch (error) {
+    log(`${part} failed: ${(error as Error).stack ?? error}`);
+    json[`${part}Error`] = String(error);
+  }
+}
+
+json.rows = rows;
+writeFileSync(outFile, JSON.stringify(json, null, 2));
+const fmt = (v: number | undefined) => (v === undefined ? '' : v >= 100 ? v.toFixed(0) : v.toFixed(2));
+console.log('| figure | value | unit | floor | vs floor |\n| --- | --- | --- | --- | --- |');
+for (const r of rows) {
+  const floor = r.floor === undefined ? '' : r.unit === 'tok/s' ? fmt(r.floor) : fmt(r.floor);
+  console.log(`| ${r.figure} | ${fmt(r.value)} | ${r.unit} | ${floor} | ${r.ofFloor ?? ''} |`);
+}
