@@ -3,7 +3,7 @@ import type { ModelConfig } from '@ferrum/types';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCpuBackend } from '../src/index.js';
 import { loadNativeAddon } from '../src/native-addon.js';
-import { buildBatch, range } from './fixtures.js';
+import { buildBatch, greedyRow, range } from './fixtures.js';
 
 const addon = loadNativeAddon();
 
@@ -87,7 +87,7 @@ describe.skipIf(!addon.ok)('dummy weights', () => {
       for (let step = 0; step < 60; step++) {
         const slots = range(0, 7 + step);
         const result = await executor.forward(
-          buildBatch([{ tokens: [token], kvSlots: slots, sample: 'last' }], 'greedy'),
+          buildBatch([{ tokens: [token], kvSlots: slots, sample: 'last' }], greedyRow),
         );
         token = result.tokens[0];
         out.push(token, result.logprobs![0]);

@@ -6,6 +6,7 @@ import { loadNativeAddon } from '../src/native-addon.js';
 import {
   buildBatch,
   type Golden,
+  greedyRow,
   range,
   readGolden,
   repoTinyModels,
@@ -85,7 +86,7 @@ describe.skipIf(!addon.ok || model === undefined)(
       [
         'sampling of the wrong length',
         (b) => ({
-          ...buildBatch([{ tokens: [5], kvSlots: [0], sample: 'last' }], 'greedy'),
+          ...buildBatch([{ tokens: [5], kvSlots: [0], sample: 'last' }], greedyRow),
           sampleRows: b.sampleRows,
         }),
         /sampling/,

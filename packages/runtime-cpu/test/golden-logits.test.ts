@@ -4,6 +4,7 @@ import { loadNativeAddon } from '../src/native-addon.js';
 import {
   buildBatch,
   type Golden,
+  greedyRow,
   maxAbsDiff,
   range,
   readGolden,
@@ -55,7 +56,7 @@ function goldenSuite(label: string, dir: string, ropeFrequencies: 'f32' | 'bf16'
         const base = p * 100;
         const slots = range(base, prompt.length);
         let result = await executor.forward(
-          buildBatch([{ tokens: prompt, kvSlots: slots, sample: 'last' }], 'greedy'),
+          buildBatch([{ tokens: prompt, kvSlots: slots, sample: 'last' }], greedyRow),
         );
         const generated: number[] = [];
         for (let step = 0; step < GREEDY_STEPS; step++) {
@@ -64,7 +65,7 @@ function goldenSuite(label: string, dir: string, ropeFrequencies: 'f32' | 'bf16'
           if (step === GREEDY_STEPS - 1) break;
           slots.push(base + slots.length);
           result = await executor.forward(
-            buildBatch([{ tokens: [token], kvSlots: slots, sample: 'last' }], 'greedy'),
+            buildBatch([{ tokens: [token], kvSlots: slots, sample: 'last' }], greedyRow),
           );
         }
         expect(generated, `prompt ${p}`).toEqual(golden.greedy[p]);

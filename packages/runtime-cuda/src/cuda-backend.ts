@@ -4,6 +4,7 @@ import {
   type DeviceSamplingOp,
   FerrumError,
   type ModelLoadSpec,
+  unavailableCapabilities,
 } from '@ferrum/types';
 import { CudaModelExecutor } from './cuda-model-executor.js';
 import { loadNativeAddon, type NativeAddon, type NativeProbe } from './native-addon.js';
@@ -98,21 +99,7 @@ async function probeCuda(): Promise<BackendCapabilities> {
 }
 
 function unavailable(reason: string): BackendCapabilities {
-  return {
-    available: false,
-    reason: `unavailable: ${reason}`,
-    device: 'cuda',
-    score: 0,
-    dtypes: [],
-    totalMemoryBytes: 0,
-    freeMemoryBytes: 0,
-    maxBatchTokens: 0,
-    deviceSampling: [],
-    cudaGraphs: false,
-    pagedAttention: false,
-    tensorParallelSize: 0,
-    features: [],
-  };
+  return unavailableCapabilities(`unavailable: ${reason}`, 'cuda');
 }
 
 function requireAddon(): NativeAddon {

@@ -1,10 +1,10 @@
 import type { ModelExecutor } from '@ferrum/interfaces';
-import { DEFAULT_SAMPLING_PARAMS, type RowSampling } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   buildBatch,
   cudaAvailability,
   type Golden,
+  greedyRow,
   loadCuda,
   maxAbsDiff,
   prefillAll,
@@ -133,17 +133,6 @@ describe.skipIf(!available || models.length === 0)(
     });
   },
 );
-
-function greedyRow(): RowSampling {
-  return {
-    requestId: 'golden',
-    params: { ...DEFAULT_SAMPLING_PARAMS, temperature: 0, logprobs: 0 },
-    seed: 0,
-    outputTokenIds: new Int32Array(0),
-    promptTokenIds: new Int32Array(0),
-    needsHostLogits: false,
-  };
-}
 
 function argmax(row: Float32Array): number {
   let best = 0;
