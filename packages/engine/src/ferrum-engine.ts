@@ -183,8 +183,9 @@ export class FerrumEngine implements InferenceEngine {
       if (u.tokenId >= 0) {
         this.recorder.onToken(output.times, now);
         const lp = u.sampleIndex >= 0 ? logprobs[u.sampleIndex] : undefined;
-        if (output.pushToken(u.index, u.tokenId, lp) === 'stop' && !u.finishReason) {
-          this.parts.scheduler.finish(u.seqId, 'stop');
+        // A stop string ends the text even on the token that also hit max_tokens: the reason is 'stop' (vLLM).
+        if (output.pushToken(u.index, u.tokenId, lp) === 'stop') {
+          if (!u.finishReason) this.parts.scheduler.finish(u.seqId, 'stop');
           output.finish(u.index, 'stop');
         }
       }

@@ -56,6 +56,24 @@ describe.skipIf(!present)(
       expect(engine.status().numFreeKvSlots).toBe(engine.status().numKvSlots);
     });
 
+    it('reports stop, not length, when a stop string completes on the last allowed token', async () => {
+      const prompt = { text: 'Once upon a time' };
+      const sampling = { temperature: 0, maxTokens: 60, ignoreEos: true };
+      const full = await collect(engine.generate({ prompt, sampling }));
+      const stop = 'little girl';
+      // The number of tokens whose decoded text first contains the stop string.
+      const decode = (ids: number[]) => engine.tokenizer?.decode(ids, { skipSpecialTokens: true }) ?? '';
+      const tokens = full.tokens[0];
+      const numTokens = tokens.findIndex((_, i) => decode(tokens.slice(0, i + 1)).includes(stop)) + 1;
+      expect(numTokens).toBeGreaterThan(0);
+      const cut = await collect(
+        engine.generate({ prompt, sampling: { ...sampling, maxTokens: numTokens, stop: [stop] } }),
+      );
+      expect(cut.texts[0]).toBe(full.texts[0].slice(0, full.texts[0].indexOf(stop)));
+      expect(cut.finishReasons[0]).toBe('stop');
+      expect(engine.status().numFreeKvSlots).toBe(engine.status().numKvSlots);
+    });
+
     it('streams text that concatenates to the decoded tokens', async () => {
       const out = await collect(
         engine.generate({
