@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { loadTokenizer } from '@ferrum/tokenizer';
 import { describe, expect, it } from 'vitest';
@@ -106,6 +107,12 @@ describe('ferrum run (embedded tiny model, CPU)', () => {
     ],
     [['run', '--bogus'], 2, "ferrum: run: Unknown option '--bogus' (see `ferrum run --help`)"],
     [['run', '--prompt-ids', '1,x'], 2, 'ferrum: --prompt-ids must be comma-separated token ids, got "1,x"'],
+    [['run', '--prompt-ids', ''], 2, 'ferrum: --prompt-ids must be comma-separated token ids, got ""'],
+    [
+      ['run', '--prompt-ids', '1,,2'],
+      2,
+      'ferrum: --prompt-ids must be comma-separated token ids, got "1,,2"',
+    ],
     [['run', '--prompt-ids', '1,99999'], 2, 'ferrum: prompt token id 99999 at index 1 is outside [0, 512)'],
     [
       ['run', '--model', '/nonexistent/model'],
@@ -130,6 +137,21 @@ describe('ferrum run (embedded tiny model, CPU)', () => {
     expect(code).toBe(expectedCode);
     expect(stderr.split('\n')[0]).toBe(message);
     expect(stderr).not.toContain('    at ');
+  });
+
+  it('says in one line that the port is taken when serve cannot listen (a bad --port)', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const { code, stderr } = await runFerrum(['serve', '--port', String(port), '--max-kv-tokens', '256']);
+      expect(code).toBe(2);
+      const last = stderr.trimEnd().split('\n').at(-1);
+      expect(last).toBe(`ferrum: cannot listen on 127.0.0.1:${port}: the address is already in use`);
+      expect(stderr).not.toContain('    at ');
+    } finally {
+      taken.close();
+    }
   });
 
   it('prints help', async () => {

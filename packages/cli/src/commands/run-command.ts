@@ -101,14 +101,15 @@ async function promptFrom(
 ): Promise<PromptInput> {
   const ids = stringOption(parsed, 'prompt-ids');
   if (ids !== undefined) {
-    const tokenIds = ids.split(',').map((part) => Number(part.trim()));
-    if (tokenIds.length === 0 || tokenIds.some((id) => !Number.isInteger(id) || id < 0)) {
+    const parts = ids.split(',').map((part) => part.trim());
+    // Number('') is 0: an empty list or an empty item must not turn into token 0.
+    if (parts.some((part) => !/^\d+$/.test(part))) {
       throw new FerrumError(
         'invalid_argument',
         `--prompt-ids must be comma-separated token ids, got "${ids}"`,
       );
     }
-    return { tokenIds };
+    return { tokenIds: parts.map(Number) };
   }
   const text = stringOption(parsed, 'prompt') ?? (await readAll(context.stdin));
   if (text.length === 0)
