@@ -125,6 +125,9 @@ export class StepPlanner {
       this.pressured = true;
       const victim = this.pickVictim();
       if (victim === undefined) return 0;
+      // Alone, preempting itself frees nothing it will not need again on re-admission: what blocks it
+      // is the prefix swapped sequences keep locked (see abandonWorstSwap).
+      if (victim === seq && this.registry.running.length === 1 && this.abandonWorstSwap()) continue;
       this.registry.preempt(victim, this.plan);
       if (victim === seq) return 0;
     }
