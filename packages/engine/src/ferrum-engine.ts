@@ -55,6 +55,8 @@ export class FerrumEngine implements InferenceEngine {
   readonly modelName: string;
   readonly tokenizer: Tokenizer | null;
   private readonly requests = new Map<string, OutputProcessor>();
+  /** Removes a request's listener from its caller's signal, which may outlive it (shared by many requests). */
+  private readonly signalDetachers = new Map<string, () => void>();
   private readonly recorder: EngineMetricsRecorder;
   private loopRunning: Promise<void> | null = null;
   private accepting = true;
@@ -107,7 +109,12 @@ export class FerrumEngine implements InferenceEngine {
       ),
     });
     this.requests.set(id, output);
-    options.signal?.addEventListener('abort', () => this.abort(id), { once: true });
+    const { signal } = options;
+    if (signal) {
+      const onAbort = () => this.abort(id);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.signalDetachers.set(id, () => signal.removeEventListener('abort', onAbort));
+    }
     this.kick();
     return output.channel;
   }
@@ -196,9 +203,16 @@ export class FerrumEngine implements InferenceEngine {
 
   /** Called when a request is done, or to end it early with `reason`; frees its bookkeeping. */
   private finishRequest(output: OutputProcessor, reason: FinishReason): void {
-    if (!this.requests.delete(output.requestId)) return;
+    if (!this.forget(output.requestId)) return;
     if (!output.done) output.finishAll(reason);
     this.recorder.onFinished(output.times, output.promptTokens, reason, performance.now());
+  }
+
+  /** Drop a request's bookkeeping and its signal listener; false when it was not running. */
+  private forget(requestId: string): boolean {
+    this.signalDetachers.get(requestId)?.();
+    this.signalDetachers.delete(requestId);
+    return this.requests.delete(requestId);
   }
 
   /** Nothing runs and nothing can be scheduled: the waiting requests can never fit. */
@@ -206,7 +220,7 @@ export class FerrumEngine implements InferenceEngine {
     const error = new FerrumError('kv_exhausted', 'the KV cache cannot hold this request');
     for (const output of [...this.requests.values()]) {
       this.parts.scheduler.abort(output.requestId);
-      this.requests.delete(output.requestId);
+      this.forget(output.requestId);
       output.channel.fail(error);
     }
   }
@@ -215,7 +229,7 @@ export class FerrumEngine implements InferenceEngine {
     this.parts.log(`step failed: ${(error as Error).message}`);
     for (const output of [...this.requests.values()]) {
       this.parts.scheduler.abort(output.requestId);
-      this.requests.delete(output.requestId);
+      this.forget(output.requestId);
       output.channel.fail(error);
     }
   }
