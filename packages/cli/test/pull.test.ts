@@ -148,3 +148,21 @@ describe('pull against a fake hub on loopback', () => {
     expect(stderr).toBe('ferrum: pull: give one repository as org/name[@revision]\n');
   });
 });
+
+describe('pull with the hub out of reach', () => {
+  it('says so in one line instead of a stack', async () => {
+    const cacheDir = await mkdtemp(join(tmpdir(), 'ferrum-pull-'));
+    // Port 1 on loopback: nothing listens, the connection is refused at once.
+    const endpoint = 'http://127.0.0.1:1';
+    try {
+      const { code, stderr } = await runFerrum(['pull', REPO], {
+        env: { HF_ENDPOINT: endpoint, HF_HUB_CACHE: cacheDir },
+      });
+      expect(code).toBe(1);
+      expect(stderr).toMatch(new RegExp(`^ferrum: cannot reach the hub at ${endpoint}: .+\\n$`));
+      expect(stderr).not.toContain('    at ');
+    } finally {
+      await rm(cacheDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -47,6 +47,20 @@ export function hubHttpError(status: number, what: string, hub: HubConnection): 
   return new FerrumError('internal', `the hub failed on ${what}: HTTP ${status}`, { details: { status } });
 }
 
+/** `fetch` against the hub; a network failure (refused, DNS, TLS) is a one-line FerrumError, not a stack. */
+async function hubFetch(hub: HubConnection, url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    // undici reports `fetch failed` and puts the reason (ECONNREFUSED, ENOTFOUND, ...) in `cause`.
+    const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+    const reason = cause?.code ?? cause?.message ?? (error as Error).message;
+    throw new FerrumError('internal', `cannot reach the hub at ${hub.endpoint}: ${String(reason)}`, {
+      cause: error,
+    });
+  }
+}
+
 /** `GET /api/models/{repo}/revision/{revision}`: the commit a branch or tag points to and its files. */
 export async function fetchRepoRevision(
   hub: HubConnection,
@@ -54,7 +68,7 @@ export async function fetchRepoRevision(
   revision: string,
 ): Promise<RepoRevision> {
   const url = `${hub.endpoint}/api/models/${repo}/revision/${encodeURIComponent(revision)}`;
-  const res = await fetch(url, { headers: hubHeaders(hub, url) });
+  const res = await hubFetch(hub, url, { headers: hubHeaders(hub, url) });
   if (!res.ok) throw hubHttpError(res.status, `repository ${repo} at revision ${revision}`, hub);
   const body = (await res.json()) as { sha?: unknown; siblings?: { rfilename?: unknown }[] };
   if (typeof body.sha !== 'string' || !Array.isArray(body.siblings)) {
@@ -82,7 +96,11 @@ export async function fetchFileMetadata(
 ): Promise<FileMetadata> {
   let url = `${hub.endpoint}/${repo}/resolve/${commit}/${encodePath(file)}`;
   for (let hops = 0; hops < 5; hops++) {
-    const res = await fetch(url, { method: 'HEAD', redirect: 'manual', headers: hubHeaders(hub, url) });
+    const res = await hubFetch(hub, url, {
+      method: 'HEAD',
+      redirect: 'manual',
+      headers: hubHeaders(hub, url),
+    });
     const location = res.headers.get('location');
     if (res.status >= 300 && res.status < 400 && location?.startsWith('/')) {
       url = new URL(location, url).toString();
