@@ -19,6 +19,8 @@ describe('isDeviceGreedy', () => {
     expect(isDeviceGreedy(row({ temperature: 0 }))).toBe(true);
     expect(isDeviceGreedy(row({ topK: 1 }))).toBe(true);
     expect(isDeviceGreedy(row({ temperature: 0, logprobs: 0 }))).toBe(true);
+    expect(isDeviceGreedy(row({ temperature: 0, logprobs: 0, logprobsMode: 'processed' }))).toBe(true);
+    expect(isDeviceGreedy(row({ temperature: 0.7, topK: 1, logprobs: 0 }))).toBe(true);
   });
 
   it.each<[string, RowSampling]>([
@@ -32,6 +34,12 @@ describe('isDeviceGreedy', () => {
     ['banned ids', row({ temperature: 0, bannedTokenIds: [1] })],
     ['a pending minTokens mask', row({ temperature: 0, minTokens: 3 }, { outputTokenIds: Int32Array.of(9) })],
     ['top logprobs', row({ temperature: 0, logprobs: 5 })],
+    // Top-k 1 at a temperature: the processed distribution holds one token, so its logprob is 0, while the
+    // runtime reports the raw log-softmax.
+    [
+      'processed logprobs of top-k 1',
+      row({ temperature: 0.7, topK: 1, logprobs: 0, logprobsMode: 'processed' }),
+    ],
   ])('leaves rows with %s to the host', (_name, sampling) => {
     expect(isDeviceGreedy(sampling)).toBe(false);
   });

@@ -7,7 +7,7 @@ export const ROW_GREEDY = 2;
 /**
  * True when the runtime's argmax is exactly what the engine's sampling chain would pick: greedy params and
  * nothing that edits logits first (penalties, biases, allowed/banned ids, a pending `minTokens` mask, custom
- * processors) and no top-n logprobs to compute on the host.
+ * processors), no top-n logprobs to compute on the host, and a sampled-token logprob the runtime gets right.
  */
 export function isDeviceGreedy(row: RowSampling): boolean {
   const p = row.params;
@@ -21,8 +21,16 @@ export function isDeviceGreedy(row: RowSampling): boolean {
     p.allowedTokenIds === null &&
     p.bannedTokenIds === null &&
     row.outputTokenIds.length >= p.minTokens &&
-    (p.logprobs === null || p.logprobs === 0)
+    (p.logprobs === null || (p.logprobs === 0 && rawLogprobsMatch(p)))
   );
+}
+
+/**
+ * The runtime reports the log-softmax of the raw logits. That is the `processed` logprob too at temperature
+ * 0, but not for top-k 1 at a temperature, whose processed distribution keeps one token (logprob 0).
+ */
+function rawLogprobsMatch(p: RowSampling['params']): boolean {
+  return p.logprobsMode === 'raw' || p.temperature === 0;
 }
 
 /**
