@@ -1,5 +1,6 @@
 export { dtypeBytes } from './dtype-bytes.js';
 export { expectedTensors, hasOutputProjectionBias } from './expected-tensors.js';
+export { parseJsonObject } from './json-object.js';
 export { loadModelConfig } from './load-model-config.js';
 export { normalizeModelConfig } from './normalize-model-config.js';
 export { dummyTensorSpecs, paramCount, weightBytes } from './param-count.js';

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FerrumError, type ModelConfig } from '@ferrum/types';
 import { ConfigFields } from './config-fields.js';
+import { parseJsonObject } from './json-object.js';
 import { normalizeModelConfig } from './normalize-model-config.js';
 
 /**
@@ -37,17 +38,5 @@ async function readJsonObject(file: string, required: boolean): Promise<Record<s
       details: { file },
     });
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new FerrumError('invalid_checkpoint', `${file} is not valid JSON: ${(error as Error).message}`, {
-      cause: error,
-      details: { file },
-    });
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new FerrumError('invalid_checkpoint', `${file} must hold a JSON object`, { details: { file } });
-  }
-  return value as Record<string, unknown>;
+  return parseJsonObject(text, file);
 }

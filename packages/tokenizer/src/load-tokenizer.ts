@@ -1,10 +1,11 @@
 import path from 'node:path';
+import { parseJsonObject } from '@ferrum/models';
 import { ChatTemplateRenderer } from './chat-template.js';
 import { EncodeWorker } from './encode-worker.js';
 import { parseGenerationConfig } from './generation-config.js';
 import { HfTokenizer } from './hf-tokenizer.js';
 import { readChatTemplates } from './read-chat-templates.js';
-import { parseJsonObject, readOptionalJsonObject, readOptionalText } from './read-model-file.js';
+import { readOptionalJsonObject, readOptionalText } from './read-model-file.js';
 import { parseTokenizerConfig, type TokenizerConfig } from './tokenizer-config.js';
 import {
   applyTransformersPipeline,

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { parseJsonObject } from '@ferrum/models';
 import { FerrumError } from '@ferrum/types';
 
 /** Reads a UTF-8 file, or returns undefined when it does not exist. */
@@ -12,23 +13,6 @@ export async function readOptionalText(file: string): Promise<string | undefined
       details: { file },
     });
   }
-}
-
-/** Parses `text` as a JSON object; `file` names it in errors. */
-export function parseJsonObject(text: string, file: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new FerrumError('invalid_checkpoint', `${file} is not valid JSON: ${(error as Error).message}`, {
-      cause: error,
-      details: { file },
-    });
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new FerrumError('invalid_checkpoint', `${file} must hold a JSON object`, { details: { file } });
-  }
-  return value as Record<string, unknown>;
 }
 
 /** Reads and parses an optional JSON object file. */
