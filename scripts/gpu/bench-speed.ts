@@ -17,11 +17,7 @@ import {
   measureDeviceCeilings,
   weightLayout,
 } from '../../packages/runtime-cuda/src/index.js';
-import {
-  DEFAULT_SAMPLING_PARAMS,
-  type ForwardBatch,
-  type RowSampling,
-} from '../../packages/types/src/index.js';
+import { syntheticBatch } from './synthetic-batch.js';
 
 const [configFile, outFile, partsArg] = process.argv.slice(2);
 const parts = new Set((partsArg ?? 'ceilings,runtime,engine,eager').split(','));
@@ -70,46 +66,8 @@ const quantile = (values: number[], q: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))];
 
 // --- runtime level ----------------------------------------------------------------------------------
-const greedy: RowSampling = {
-  requestId: 'bench',
-  params: { ...DEFAULT_SAMPLING_PARAMS, temperature: 0 },
-  seed: 0,
-  outputTokenIds: new Int32Array(0),
-  promptTokenIds: new Int32Array(0),
-  needsHostLogits: false,
-};
-/** One step: `seqs` sequences, `newTokens` new tokens each, over `context` tokens at slots s × 1024 + j. */
-function batch(seqs: number, context: number, newTokens: number): ForwardBatch {
-  const T = seqs * newTokens;
-  const kvIndices = new Int32Array(seqs * context);
-  const positions = new Int32Array(T);
-  const slotMapping = new Int32Array(T);
-  const qIndptr = new Int32Array(seqs + 1);
-  const kvIndptr = new Int32Array(seqs + 1);
-  const sampleRows = new Int32Array(seqs);
-  for (let s = 0; s < seqs; s++) {
-    for (let j = 0; j < context; j++) kvIndices[s * context + j] = s * 1024 + j;
-    for (let i = 0; i < newTokens; i++) {
-      positions[s * newTokens + i] = context - newTokens + i;
-      slotMapping[s * newTokens + i] = s * 1024 + context - newTokens + i;
-    }
-    qIndptr[s + 1] = (s + 1) * newTokens;
-    kvIndptr[s + 1] = (s + 1) * context;
-    sampleRows[s] = (s + 1) * newTokens - 1;
-  }
-  return {
-    tokenIds: new Int32Array(T).map((_, i) => (i * 7919 + 13) % config.vocabSize),
-    positions,
-    qIndptr,
-    kvIndptr,
-    kvIndices,
-    slotMapping,
-    sampleRows,
-    numSeqs: seqs,
-    numTokens: T,
-    sampling: Array(seqs).fill(greedy),
-  };
-}
+const batch = (seqs: number, context: number, newTokens: number, firstSeq = 0) =>
+  syntheticBatch(config, seqs, context, newTokens, firstSeq);
 async function timeMs(run: () => Promise<unknown>, repeats: number): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < repeats; i++) {
@@ -142,10 +100,7 @@ async function runtimeFigures(enforceEager: boolean) {
     const context = 512;
     for (let s = 0; s < seqs; s += 4) {
       const n = Math.min(4, seqs - s);
-      const b = batch(n, context, context);
-      for (let i = 0; i < b.kvIndices.length; i++) b.kvIndices[i] += s * 1024;
-      for (let i = 0; i < b.slotMapping.length; i++) b.slotMapping[i] += s * 1024;
-      await executor.forward(b);
+      await executor.forward(batch(n, context, context, s));
     }
     let length = context;
     await executor.forward(batch(seqs, ++length, 1)); // captures the bucket's graph

@@ -1,0 +1,38 @@
+// One eager forward per scenario on a dummy-weight model, for Nsight Compute to time kernel by kernel
+// (scripts/gpu/profile.sh runs it under ncu; ncu-table.py splits the launches into steps at each
+// embedding kernel and sums them per kernel).
+//   usage: tsx scripts/gpu/profile-steps.ts <config.json> <scenario>...
+//   scenario: prefill:<tokens> | decode:<seqs>:<context> | extend:<new tokens>:<context>
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadModelConfig } from '../../packages/models/src/index.js';
+import { createCudaBackend } from '../../packages/runtime-cuda/src/index.js';
+import { SLOTS_PER_SEQUENCE, syntheticBatch } from './synthetic-batch.js';
+
+const [configFile, ...scenarios] = process.argv.slice(2);
+const dir = mkdtempSync(path.join(os.tmpdir(), 'ferrum-profile-'));
+copyFileSync(configFile, path.join(dir, 'config.json'));
+const config = await loadModelConfig(dir);
+const executor = await createCudaBackend().loadModel({
+  modelDir: dir,
+  config,
+  loadFormat: 'dummy',
+  maxKvTokens: 64 * SLOTS_PER_SEQUENCE + 4096,
+  maxBatchTokens: 4096,
+  maxBatchSeqs: 64,
+  seed: 1,
+  backendOptions: { enforceEager: true },
+});
+for (const scenario of scenarios) {
+  const [kind, a, b] = scenario.split(':');
+  const batch =
+    kind === 'prefill'
+      ? syntheticBatch(config, 1, Number(a), Number(a))
+      : kind === 'decode'
+        ? syntheticBatch(config, Number(a), Number(b), 1)
+        : syntheticBatch(config, 1, Number(b), Number(a));
+  await executor.forward(batch);
+  console.error(`profiled ${scenario}`);
+}
+await executor.dispose();
