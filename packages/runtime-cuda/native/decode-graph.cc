@@ -54,6 +54,8 @@ bool ModelRunner::stageDecodeGraph(const StepView& v) {
   L.numSampled = B;
   L.sampling = true;
   L.graphBucket = bucket;
+  L.numDecodeRows = B;
+  L.numPrefillTiles = 0;
   L.hostLogitRows.clear();
   L.tokenIds = 0;
   L.positions = P;
@@ -112,7 +114,10 @@ cudaGraphExec_t ModelRunner::decodeGraph(int bucket) {
   FERRUM_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
   cudaError_t status = cudaSuccess;
   try {
-    runLayers(upload, bucket, graphSplits(bucket), 0);
+    AttentionPlan attention;
+    attention.rows = bucket;
+    attention.numSplits = graphSplits(bucket);
+    runLayers(upload, bucket, attention);
     runHead(upload, bucket);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "runtime-cuda: decode graph for batch %d not captured (%s); running it eagerly\n", bucket,

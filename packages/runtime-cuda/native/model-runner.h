@@ -39,6 +39,15 @@ struct RunnerConfig {
   bool enforceEager = false;  // never capture or replay CUDA graphs
 };
 
+/** How one step's attention divides between launchAttention (decode rows) and the prefill tiles. */
+struct AttentionPlan {
+  int rows = 0;                  // rows attended by launchAttention
+  const int* rowList = nullptr;  // their batch rows on the device; null: rows 0 .. rows - 1
+  int numSplits = 1, splitSize = 0;
+  int numTiles = 0, tileSplits = 1;
+  const int* tiles = nullptr;    // device [numTiles][4], see PrefillAttentionArgs
+};
+
 enum class KvTransfer { kCopy, kSwapOut, kSwapIn };
 
 class ModelRunner {
@@ -81,7 +90,7 @@ class ModelRunner {
   void allocateWorkspaces();
   void allocateKvPools();
   bf16* weight(int64_t offset) const;
-  void runLayers(const int* upload, int numTokens, int numSplits, int splitSize);
+  void runLayers(const int* upload, int numTokens, const AttentionPlan& attention);
   void runHead(const int* upload, int numSampled);
   /** Decode-graph bucket for `numSeqs` single-token rows, or 0 when graphs are off or it is too large. */
   int graphBucket(int numSeqs) const;

@@ -29,8 +29,17 @@ void ModelRunner::execute() {
   } else {
     // Eager: every launch sized to this step (a graph-layout step runs its real rows only).
     const SplitChoice splits =
-        chooseSplits(L.numTokens, s.numHeads, s.numKvHeads, L.maxKvLen, numSms_, partialRowSplits());
-    if (L.numTokens > 0) runLayers(upload, L.numTokens, splits.numSplits, splits.splitSize);
+        chooseSplits(L.numDecodeRows, s.numHeads, s.numKvHeads, L.maxKvLen, numSms_, partialRowSplits());
+    AttentionPlan attention;
+    attention.rows = L.numDecodeRows;
+    attention.rowList = L.numPrefillTiles > 0 ? upload + L.decodeRows : nullptr;
+    attention.numSplits = splits.numSplits;
+    attention.splitSize = splits.splitSize;
+    attention.numTiles = L.numPrefillTiles;
+    attention.tileSplits = choosePrefillSplits(L.numPrefillTiles, s.numHeads, L.maxPrefillKvLen, L.numTokens, numSms_,
+                                               partialRowSplits());
+    attention.tiles = upload + L.prefillTiles;
+    if (L.numTokens > 0) runLayers(upload, L.numTokens, attention);
     if (L.numSampled > 0) runHead(upload, L.numSampled);
   }
   if (L.sampling && L.numSampled > 0) {
@@ -41,7 +50,7 @@ void ModelRunner::execute() {
   FERRUM_CUDA(cudaEventSynchronize(done_));
 }
 
-void ModelRunner::runLayers(const int* upload, int numTokens, int numSplits, int splitSize) {
+void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPlan& plan) {
   const ModelShape& s = config_.shape;
   const StepLayout& L = layout_;
   const int T = numTokens;
@@ -83,16 +92,35 @@ void ModelRunner::runLayers(const int* upload, int numTokens, int numSplits, int
     attn.kvIndices = upload + L.kvIndices;
     attn.rowKvStart = upload + L.rowKvStart;
     attn.rowKvLen = upload + L.rowKvLen;
+    attn.rowList = plan.rowList;
     attn.out = attnOut_.as<bf16>();
     attn.partial = partial_.as<float>();
-    attn.numRows = T;
+    attn.numRows = plan.rows;
     attn.numHeads = s.numHeads;
     attn.numKvHeads = s.numKvHeads;
     attn.headDim = s.headDim;
     attn.scale = 1.f / std::sqrt(static_cast<float>(s.headDim));
-    attn.numSplits = numSplits;
-    attn.splitSize = splitSize;
+    attn.numSplits = plan.numSplits;
+    attn.splitSize = plan.splitSize;
     launchAttention(attn, stream_);
+    if (plan.numTiles > 0) {
+      PrefillAttentionArgs prefill{};
+      prefill.q = attn.q;
+      prefill.qRowStride = attn.qRowStride;
+      prefill.kCache = attn.kCache;
+      prefill.vCache = attn.vCache;
+      prefill.kvIndices = attn.kvIndices;
+      prefill.tiles = plan.tiles;
+      prefill.numTiles = plan.numTiles;
+      prefill.out = attn.out;
+      prefill.partial = attn.partial;
+      prefill.numSplits = plan.tileSplits;
+      prefill.numHeads = s.numHeads;
+      prefill.numKvHeads = s.numKvHeads;
+      prefill.headDim = s.headDim;
+      prefill.scale = attn.scale;
+      launchPrefillAttention(prefill, stream_);
+    }
 
     gemm_->run(attnOut_.as<bf16>(), weight(w.oW), proj, T, s.hiddenSize, s.qDim(), false, stream_);
     launchAddRmsNorm(residual, proj, weight(w.oBias), nullptr, weight(w.postNorm), hidden, T, s.hiddenSize,

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/attention-prefill.h"
+
 namespace ferrum {
 
 /** Most attention splits of one row (split-K over long contexts); sizes the partials workspace. */
@@ -29,13 +31,20 @@ struct StepView {
 /** Upper bounds of a step, fixed at load. */
 struct StepCapacity {
   size_t tokens = 0, seqs = 0, sampleRows = 0, kvIndices = 0, adjustments = 0, allowed = 0;
+  /** Prefill attention tiles of one step: each sequence's new rows cut into tiles of kPrefillTileRows. */
+  size_t prefillTiles() const { return tokens / kPrefillTileRows + seqs; }
   size_t words() const {
-    return 5 * tokens + kvIndices + sampleRows * 9 + 2 * (sampleRows + 1) + 4 * adjustments + allowed;
+    return 6 * tokens + kvIndices + sampleRows * 9 + 2 * (sampleRows + 1) + 4 * adjustments + allowed +
+           4 * prefillTiles();
   }
 };
 
 struct StepLayout {
-  int numTokens = 0, numSeqs = 0, numSampled = 0, maxKvLen = 0;
+  int numTokens = 0, numSeqs = 0, numSampled = 0;
+  /** Rows attended by launchAttention (the rest by prefill tiles) and their longest kv list. */
+  int numDecodeRows = 0, maxKvLen = 0;
+  /** Prefill attention tiles (0: every row goes through launchAttention) and their longest kv list. */
+  int numPrefillTiles = 0, maxPrefillKvLen = 0;
   bool sampling = false;
   /** > 0: a pure-decode step packed at the fixed offsets of this decode-graph bucket (rows padded to it). */
   int graphBucket = 0;
@@ -44,6 +53,7 @@ struct StepLayout {
   size_t tokenIds = 0, positions = 0, slotMapping = 0, rowKvStart = 0, rowKvLen = 0, kvIndices = 0;
   size_t sampleRows = 0, rowFloats = 0, rowInts = 0, adjOffsets = 0, adjIds = 0, adjPre = 0, adjPost = 0, adjFlags = 0;
   size_t allowedOffsets = 0, allowedIds = 0;
+  size_t decodeRows = 0, prefillTiles = 0;  // valid when numPrefillTiles > 0
   /** Sampled rows whose logits go to the host (all of them when not sampling); capacity reserved at load. */
   std::vector<int> hostLogitRows;
 };

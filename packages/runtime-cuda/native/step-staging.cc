@@ -79,11 +79,18 @@ void ModelRunner::stage(const StepView& v) {
   put(L.slotMapping, v.slotMapping.data, T);
   put(L.kvIndices, v.kvIndices.data, K);
   put(L.sampleRows, v.sampleRows.data, S);
-  // Per row: where its sequence's kv list starts and how much of it the row sees (causal).
+  // Per row: where its sequence's kv list starts and how much of it the row sees (causal). Sequences with
+  // several new tokens go to the tensor-core prefill kernel in tiles; single-token rows to launchAttention.
   L.rowKvStart = at;
   L.rowKvLen = at + T;
-  at += 2 * T;
+  L.decodeRows = at + 2 * T;
+  L.prefillTiles = at + 3 * T;
+  const bool tiled = prefillAttentionSupportsHeadDim(config_.shape.headDim);
+  L.numDecodeRows = 0;
+  L.numPrefillTiles = 0;
+  L.maxPrefillKvLen = 0;
   L.maxKvLen = 0;
+  int allRowsMaxKv = 0;
   for (size_t b = 0; b < B; b++) {
     const int q0 = v.qIndptr.data[b], q1 = v.qIndptr.data[b + 1];
     const int kv0 = v.kvIndptr.data[b], kvLen = v.kvIndptr.data[b + 1] - kv0;
@@ -92,8 +99,23 @@ void ModelRunner::stage(const StepView& v) {
       words[L.rowKvStart + row] = kv0;
       words[L.rowKvLen + row] = kvLen - (q1 - row) + 1;
     }
-    L.maxKvLen = std::max(L.maxKvLen, kvLen);
+    allRowsMaxKv = std::max(allRowsMaxKv, kvLen);
+    if (tiled && q1 - q0 > 1) {
+      L.maxPrefillKvLen = std::max(L.maxPrefillKvLen, kvLen);
+      for (int first = q0; first < q1; first += kPrefillTileRows) {
+        int* tile = words + L.prefillTiles + 4 * L.numPrefillTiles++;
+        tile[0] = first;
+        tile[1] = std::min(kPrefillTileRows, q1 - first);
+        tile[2] = kv0;
+        tile[3] = kvLen - (q1 - first) + 1;
+      }
+    } else {
+      for (int row = q0; row < q1; row++) words[L.decodeRows + L.numDecodeRows++] = row;
+      L.maxKvLen = std::max(L.maxKvLen, kvLen);
+    }
   }
+  if (L.numPrefillTiles == 0) L.maxKvLen = allRowsMaxKv;  // every row goes through launchAttention
+  at = L.prefillTiles + 4 * L.numPrefillTiles;
 
   L.hostLogitRows.clear();
   if (!v.hasSampling) {

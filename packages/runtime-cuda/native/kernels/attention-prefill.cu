@@ -1,0 +1,336 @@
+// Prefill attention on tensor cores (flash-attention style) over the token pool. One block per (tile, query
+// head); a tile is up to 64 consecutive new tokens of one sequence, so every row of it shares the kv list
+// and row i of the tile sees kvLenFirst + i entries (the cached prefix plus the tile's causal triangle).
+// Four warps each own 16 query rows. Per step of 64 kv entries:
+//   - K and V rows are gathered from their slots into shared memory with cp.async (V's copy overlaps Q·Kᵀ;
+//     entries past the tile's last visible one are zero-filled so masked P·V never touches pool garbage);
+//   - S = Q·Kᵀ with mma.sync m16n8k16 (bf16 in, f32 out), fragments loaded with ldmatrix;
+//   - online softmax on S in registers (each row's four owner lanes reduce with two shuffles);
+//   - P is repacked from the accumulator layout straight into the A-operand layout, and O += P·V with V
+//     loaded through ldmatrix.trans.
+// A tile whose kv list is long next to the work available (a short chunk over a long cached prefix) is cut
+// into numSplits kv ranges, one block each; the splits write unnormalized partials that
+// prefillCombineKernel merges.
+// Numerics: f32 scores and accumulation; P is rounded to bf16 for the second product (as in flash-attention).
+#include <cfloat>
+#include <cstdint>
+
+#include "../cuda-check.h"
+#include "attention-prefill.h"
+
+namespace ferrum {
+namespace {
+
+constexpr int kRows = 64;   // query rows per tile (16 per warp)
+constexpr int kKeys = 64;   // kv entries per step
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr float kLog2e = 1.4426950408889634f;
+
+__device__ __forceinline__ uint32_t sharedAddress(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared; `bytes` 0 writes zeros instead of reading.
+__device__ __forceinline__ void copyAsync16(void* dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sharedAddress(dst)), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void commitAsync() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void waitAsync() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void loadMatrixX4(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(sharedAddress(p)));
+}
+__device__ __forceinline__ void loadMatrixX4Trans(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(sharedAddress(p)));
+}
+// d (16×8, f32) += a (16×16, bf16, row) · b (16×8, bf16, col).
+__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t packBf16(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+template <int D>
+struct Smem {
+  static constexpr int kStride = D + 8;  // bf16 elements per row: +16 bytes keeps ldmatrix rows conflict-free
+  static constexpr size_t kBytes = static_cast<size_t>(kRows + 2 * kKeys) * kStride * sizeof(bf16);
+};
+
+// Gathers kKeys K or V rows (this kv head's D elements each) from their slots; rows >= `valid` become zeros.
+template <int D>
+__device__ __forceinline__ void gatherRows(bf16* dst, const bf16* pool, const int* slots, int valid, int kvDim,
+                                           int headOffset) {
+  constexpr int kChunks = D / 8;
+  for (int i = threadIdx.x; i < kKeys * kChunks; i += kThreads) {
+    const int key = i / kChunks;
+    const int chunk = i % kChunks;
+    const bool ok = key < valid;
+    const bf16* src = pool + (ok ? static_cast<size_t>(slots[key]) * kvDim + headOffset + chunk * 8 : 0);
+    copyAsync16(dst + key * Smem<D>::kStride + chunk * 8, src, ok ? 16 : 0);
+  }
+}
+
+template <int D>
+__global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttentionArgs a) {
+  constexpr int kStride = Smem<D>::kStride;
+  constexpr int kSteps = D / 16;     // k-steps of Q·Kᵀ
+  constexpr int kDimTiles = D / 8;   // n-tiles of O
+  extern __shared__ __align__(16) unsigned char smemRaw[];
+  bf16* qs = reinterpret_cast<bf16*>(smemRaw);
+  bf16* ks = qs + kRows * kStride;
+  bf16* vs = ks + kKeys * kStride;
+
+  const int* tile = a.tiles + 4 * blockIdx.x;
+  const int firstRow = tile[0], numRows = tile[1], kvStart = tile[2], kvLenFirst = tile[3];
+  const int head = blockIdx.y;
+  const int kvHead = head / (a.numHeads / a.numKvHeads);
+  const int kvDim = a.numKvHeads * D;
+  const int headOffset = kvHead * D;
+  const int kvEnd = kvLenFirst + numRows - 1;  // entries the tile's last row sees
+  // This split's kv range, whole steps of kKeys; empty splits still write their neutral partial.
+  const int splitLen = ((kvEnd + a.numSplits - 1) / a.numSplits + kKeys - 1) / kKeys * kKeys;
+  const int begin = blockIdx.z * splitLen;
+  const int end = min(kvEnd, begin + splitLen);
+  const int* slots = a.kvIndices + kvStart;
+  const int warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31;
+  const int g = lane >> 2;  // accumulator row within the warp's 16 (and g + 8)
+  const int c = lane & 3;   // accumulator column pair
+
+  for (int i = threadIdx.x; i < kRows * (D / 8); i += kThreads) {
+    const int r = i / (D / 8);
+    const int chunk = i % (D / 8);
+    const bool ok = r < numRows;
+    const bf16* src = a.q + (ok ? static_cast<size_t>(firstRow + r) * a.qRowStride + head * D + chunk * 8 : 0);
+    copyAsync16(qs + r * kStride + chunk * 8, src, ok ? 16 : 0);
+  }
+  commitAsync();
+
+  const int row0 = warp * 16 + g;  // this thread's two rows in the tile: row0 and row0 + 8
+  const int limit0 = kvLenFirst + row0;
+  const int limit1 = limit0 + 8;
+  const int warpLimit = kvLenFirst + min(warp * 16 + 15, numRows - 1);  // the most any row of this warp sees
+  const float scaleLog2 = a.scale * kLog2e;
+
+  uint32_t qa[kSteps][4];
+  float o[kDimTiles][4];
+#pragma unroll
+  for (int t = 0; t < kDimTiles; t++) o[t][0] = o[t][1] = o[t][2] = o[t][3] = 0.f;
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+
+  waitAsync<0>();
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < kSteps; s++) {
+    loadMatrixX4(qa[s], qs + (warp * 16 + (lane & 15)) * kStride + s * 16 + (lane >> 4) * 8);
+  }
+
+  for (int base = begin; base < end; base += kKeys) {
+    const int valid = min(kKeys, end - base);
+    gatherRows<D>(ks, a.kCache, slots + base, valid, kvDim, headOffset);
+    commitAsync();
+    gatherRows<D>(vs, a.vCache, slots + base, valid, kvDim, headOffset);
+    commitAsync();
+    waitAsync<1>();  // K is in; V may still be in flight
+    __syncthreads();
+    const bool active = base < warpLimit && warp * 16 < numRows;  // uniform across the warp
+    float p[kKeys / 8][4];
+    if (active) {
+      // S = Q·Kᵀ for 64 keys: 8 n-tiles of 8 keys, two per ldmatrix.x4.
+#pragma unroll
+      for (int n = 0; n < kKeys / 8; n++) p[n][0] = p[n][1] = p[n][2] = p[n][3] = 0.f;
+#pragma unroll
+      for (int s = 0; s < kSteps; s++) {
+#pragma unroll
+        for (int n = 0; n < kKeys / 8; n += 2) {
+          uint32_t b[4];
+          const int key = n * 8 + (lane & 7) + ((lane >> 4) << 3);
+          loadMatrixX4(b, ks + key * kStride + s * 16 + ((lane >> 3) & 1) * 8);
+          mma16816(p[n], qa[s], b[0], b[1]);
+          mma16816(p[n + 1], qa[s], b[2], b[3]);
+        }
+      }
+      // Mask (causality and the tile's end), then the online softmax update of both rows.
+      float tileMax0 = -INFINITY, tileMax1 = -INFINITY;
+#pragma unroll
+      for (int n = 0; n < kKeys / 8; n++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+          const int key = base + n * 8 + 2 * c + e;
+          p[n][e] = key < limit0 ? p[n][e] * scaleLog2 : -INFINITY;
+          p[n][2 + e] = key < limit1 ? p[n][2 + e] * scaleLog2 : -INFINITY;
+          tileMax0 = fmaxf(tileMax0, p[n][e]);
+          tileMax1 = fmaxf(tileMax1, p[n][2 + e]);
+        }
+      }
+#pragma unroll
+      for (int offset = 1; offset < 4; offset <<= 1) {
+        tileMax0 = fmaxf(tileMax0, __shfl_xor_sync(0xffffffffu, tileMax0, offset));
+        tileMax1 = fmaxf(tileMax1, __shfl_xor_sync(0xffffffffu, tileMax1, offset));
+      }
+      const float new0 = fmaxf(m0, tileMax0), new1 = fmaxf(m1, tileMax1);
+      // A row with nothing visible yet keeps exponent base 0 so exp2(-inf - 0) = 0 rather than NaN.
+      const float base0 = new0 == -INFINITY ? 0.f : new0, base1 = new1 == -INFINITY ? 0.f : new1;
+      const float alpha0 = exp2f(m0 - base0), alpha1 = exp2f(m1 - base1);
+      float sum0 = 0.f, sum1 = 0.f;
+#pragma unroll
+      for (int n = 0; n < kKeys / 8; n++) {
+        p[n][0] = exp2f(p[n][0] - base0);
+        p[n][1] = exp2f(p[n][1] - base0);
+        p[n][2] = exp2f(p[n][2] - base1);
+        p[n][3] = exp2f(p[n][3] - base1);
+        sum0 += p[n][0] + p[n][1];
+        sum1 += p[n][2] + p[n][3];
+      }
+#pragma unroll
+      for (int offset = 1; offset < 4; offset <<= 1) {
+        sum0 += __shfl_xor_sync(0xffffffffu, sum0, offset);
+        sum1 += __shfl_xor_sync(0xffffffffu, sum1, offset);
+      }
+      l0 = l0 * alpha0 + sum0;
+      l1 = l1 * alpha1 + sum1;
+      m0 = new0;
+      m1 = new1;
+#pragma unroll
+      for (int t = 0; t < kDimTiles; t++) {
+        o[t][0] *= alpha0;
+        o[t][1] *= alpha0;
+        o[t][2] *= alpha1;
+        o[t][3] *= alpha1;
+      }
+    }
+    waitAsync<0>();
+    __syncthreads();
+    if (active) {
+      // O += P·V: k-step j covers keys 16j..16j+15, i.e. S n-tiles 2j and 2j+1.
+#pragma unroll
+      for (int j = 0; j < kKeys / 16; j++) {
+        uint32_t pa[4];
+        pa[0] = packBf16(p[2 * j][0], p[2 * j][1]);
+        pa[1] = packBf16(p[2 * j][2], p[2 * j][3]);
+        pa[2] = packBf16(p[2 * j + 1][0], p[2 * j + 1][1]);
+        pa[3] = packBf16(p[2 * j + 1][2], p[2 * j + 1][3]);
+        const int key = j * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+#pragma unroll
+        for (int t = 0; t < kDimTiles; t += 2) {  // D is a multiple of 16: n-tiles come in pairs
+          uint32_t b[4];
+          loadMatrixX4Trans(b, vs + key * kStride + t * 8 + (lane >> 4) * 8);
+          mma16816(o[t], pa, b[0], b[1]);
+          mma16816(o[t + 1], pa, b[2], b[3]);
+        }
+      }
+    }
+    __syncthreads();  // the next step overwrites ks and vs
+  }
+
+  if (a.numSplits > 1) {
+    // Unnormalized partial of each row: O, then m (log2 units) and l.
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+      const int r = row0 + 8 * half;
+      if (r >= numRows) continue;
+      float* part = a.partial + ((static_cast<size_t>(firstRow + r) * a.numHeads + head) * a.numSplits + blockIdx.z) *
+                                    (D + 2);
+#pragma unroll
+      for (int t = 0; t < kDimTiles; t++) {
+        part[t * 8 + 2 * c] = o[t][2 * half];
+        part[t * 8 + 2 * c + 1] = o[t][2 * half + 1];
+      }
+      if (c == 0) {
+        part[D] = half == 0 ? m0 : m1;
+        part[D + 1] = half == 0 ? l0 : l1;
+      }
+    }
+    return;
+  }
+  const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
+  const size_t outStride = static_cast<size_t>(a.numHeads) * D;
+#pragma unroll
+  for (int t = 0; t < kDimTiles; t++) {
+    const int d = head * D + t * 8 + 2 * c;
+    if (row0 < numRows) {
+      *reinterpret_cast<__nv_bfloat162*>(a.out + (firstRow + row0) * outStride + d) =
+          __floats2bfloat162_rn(o[t][0] * inv0, o[t][1] * inv0);
+    }
+    if (row0 + 8 < numRows) {
+      *reinterpret_cast<__nv_bfloat162*>(a.out + (firstRow + row0 + 8) * outStride + d) =
+          __floats2bfloat162_rn(o[t][2] * inv1, o[t][3] * inv1);
+    }
+  }
+}
+
+// Merges the splits of every (row, head) of a tile: out = Σ O_s 2^(m_s - M) / Σ l_s 2^(m_s - M).
+__global__ void prefillCombineKernel(PrefillAttentionArgs a) {
+  const int* tile = a.tiles + 4 * blockIdx.x;
+  const int firstRow = tile[0], numRows = tile[1];
+  const int head = blockIdx.y;
+  const int D = a.headDim;
+  for (int i = threadIdx.x; i < numRows * D; i += blockDim.x) {
+    const int row = firstRow + i / D;
+    const int d = i % D;
+    const float* part = a.partial + (static_cast<size_t>(row) * a.numHeads + head) * a.numSplits * (D + 2);
+    float mMax = -INFINITY;
+    for (int s = 0; s < a.numSplits; s++) mMax = fmaxf(mMax, part[s * (D + 2) + D]);
+    float sum = 0.f, out = 0.f;
+    for (int s = 0; s < a.numSplits; s++) {
+      const float* p = part + s * (D + 2);
+      if (p[D] == -INFINITY) continue;
+      const float scale = exp2f(p[D] - mMax);
+      sum += p[D + 1] * scale;
+      out += p[d] * scale;
+    }
+    a.out[static_cast<size_t>(row) * a.numHeads * D + static_cast<size_t>(head) * D + d] =
+        __float2bfloat16(sum > 0.f ? out / sum : 0.f);
+  }
+}
+
+template <int D>
+void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
+  constexpr size_t bytes = Smem<D>::kBytes;
+  if constexpr (bytes > 48 * 1024) {
+    static const cudaError_t optIn =
+        cudaFuncSetAttribute(prefillAttentionKernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    checkCuda(optIn, "prefillAttentionKernel shared memory");
+  }
+  prefillAttentionKernel<D><<<dim3(a.numTiles, a.numHeads, a.numSplits), kThreads, bytes, stream>>>(a);
+  FERRUM_LAUNCHED("prefillAttentionKernel");
+  if (a.numSplits > 1) {
+    prefillCombineKernel<<<dim3(a.numTiles, a.numHeads), 128, 0, stream>>>(a);
+    FERRUM_LAUNCHED("prefillCombineKernel");
+  }
+}
+
+}  // namespace
+
+bool prefillAttentionSupportsHeadDim(int headDim) {
+  return headDim == 16 || headDim == 32 || headDim == 64 || headDim == 128;
+}
+
+void launchPrefillAttention(const PrefillAttentionArgs& args, cudaStream_t stream) {
+  if (args.numTiles == 0) return;
+  switch (args.headDim) {
+    case 16: return launchFor<16>(args, stream);
+    case 32: return launchFor<32>(args, stream);
+    case 64: return launchFor<64>(args, stream);
+    case 128: return launchFor<128>(args, stream);
+    default:
+      throw NativeError("internal", "prefill attention: unsupported head dim " + std::to_string(args.headDim));
+  }
+}
+
+}  // namespace ferrum

@@ -1,0 +1,49 @@
+// Tensor-core prefill attention (attention-prefill.cu): the rows of sequences with several new tokens, in
+// tiles of up to 64 consecutive rows of one sequence. Decode rows go to launchAttention (kernels.h).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+
+#include "kernels.h"
+
+namespace ferrum {
+
+/** Query rows per prefill tile. */
+constexpr int kPrefillTileRows = 64;
+
+struct PrefillAttentionArgs {
+  const bf16* q;            // row t, head h at q + t * qRowStride + h * headDim (unscaled)
+  int qRowStride;
+  const bf16* kCache;       // this layer's pools, [slots][numKvHeads * headDim]
+  const bf16* vCache;
+  const int* kvIndices;     // the batch's kvIndices
+  const int* tiles;         // [numTiles][4]: first row, rows (≤ kPrefillTileRows), kv list start, kv entries
+                            // the first row sees; row i of the tile sees that many + i
+  int numTiles;
+  bf16* out;                // [T][numHeads * headDim]
+  float* partial;           // [T][numHeads][numSplits][headDim + 2] when numSplits > 1
+  int numHeads, numKvHeads, headDim;
+  int numSplits;            // kv ranges per tile (each tile's list cut into equal whole steps of 64)
+  float scale;
+};
+
+/**
+ * Kv splits per prefill tile: 1 unless the tiles × heads leave most of the `numSms` multiprocessors idle and
+ * the longest kv list is long; bounded by the partials workspace (`partialRowSplits` rows × splits).
+ */
+inline int choosePrefillSplits(int numTiles, int numHeads, int maxKvLen, int numTokens, int numSms,
+                               size_t partialRowSplits) {
+  constexpr int kMinKvPerSplit = 256;
+  const int blocks = numTiles * numHeads;
+  if (blocks >= 2 * numSms || maxKvLen < 2 * kMinKvPerSplit || numTokens == 0) return 1;
+  int splits = std::min((2 * numSms + blocks - 1) / blocks, maxKvLen / kMinKvPerSplit);
+  splits = std::min<int>(splits, static_cast<int>(partialRowSplits / static_cast<size_t>(numTokens)));
+  return std::max(1, std::min(splits, 16));
+}
+
+/** Head dims the prefill kernel is instantiated for; others run every row through launchAttention. */
+bool prefillAttentionSupportsHeadDim(int headDim);
+void launchPrefillAttention(const PrefillAttentionArgs& args, cudaStream_t stream);
+
+}  // namespace ferrum

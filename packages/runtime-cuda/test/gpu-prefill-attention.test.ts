@@ -1,0 +1,107 @@
+// The tensor-core prefill kernel against the decode-row attention kernel (itself checked against
+// transformers by the golden tests): a dummy-weight Qwen3-shaped model with real head dims (64, 128) sees the
+// same tokens prefilled in one step (prefill tiles, several per sequence), one token per step (decode rows
+// only), and in mixed steps where a prefill chunk over a cached prefix shares the batch with decode rows.
+// Every position's logits must agree within bf16 tolerance.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ModelExecutor } from '@ferrum/interfaces';
+import { loadModelConfig } from '@ferrum/models';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCudaBackend } from '../src/index.js';
+import { buildBatch, cudaAvailability, maxAbsDiff, range, type SeqStep, valueRange } from './support.js';
+
+const { available, reason } = await cudaAvailability();
+
+const PROMPT = 200; // four prefill tiles of 64 rows, the last one partial
+const TOLERANCE = 2e-2; // of the logit range, as for the goldens
+
+function configFor(headDim: number): Record<string, unknown> {
+  return {
+    architectures: ['Qwen3ForCausalLM'],
+    model_type: 'qwen3',
+    hidden_size: 256,
+    intermediate_size: 512,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    head_dim: headDim,
+    vocab_size: 512,
+    max_position_embeddings: 4096,
+    rms_norm_eps: 1e-6,
+    rope_theta: 1000000,
+    tie_word_embeddings: true,
+    torch_dtype: 'bfloat16',
+  };
+}
+
+describe.skipIf(!available)(
+  `cuda: prefill attention tiles match decode-row attention${available ? '' : ` (skipped: ${reason})`}`,
+  () => {
+    describe.each([64, 128])('head dim %i', (headDim) => {
+      let executor: ModelExecutor;
+      let vocab = 0;
+      const prompt: number[] = [];
+      beforeAll(async () => {
+        const dir = mkdtempSync(path.join(os.tmpdir(), 'ferrum-prefill-'));
+        writeFileSync(path.join(dir, 'config.json'), JSON.stringify(configFor(headDim)));
+        const config = await loadModelConfig(dir);
+        vocab = config.vocabSize;
+        executor = await createCudaBackend().loadModel({
+          modelDir: dir,
+          config,
+          loadFormat: 'dummy',
+          seed: 3,
+          maxKvTokens: 4096,
+          maxBatchTokens: 512,
+          maxBatchSeqs: 8,
+          backendOptions: { maxSampleRows: 512, enforceEager: true },
+        });
+        let state = 99;
+        for (let i = 0; i < PROMPT; i++) {
+          state = (state * 1103515245 + 12345) % 2 ** 31;
+          prompt.push(state % vocab);
+        }
+      });
+      afterAll(async () => {
+        await executor?.dispose();
+      });
+
+      const logitsOf = async (steps: SeqStep[]) => {
+        const result = await executor.forward(buildBatch(steps));
+        if (!result.logits) throw new Error('no logits returned');
+        return result.logits;
+      };
+
+      it('one prefill step equals token-by-token decode at every position, and mixed steps agree', async () => {
+        const whole = await logitsOf([{ tokens: prompt, kvSlots: range(0, PROMPT), sample: 'all' }]);
+        expect(whole.length).toBe(PROMPT * vocab);
+
+        // Token by token at slots 1000.., decode rows only.
+        const stepwise = new Float32Array(PROMPT * vocab);
+        for (let i = 0; i < PROMPT; i++) {
+          const row = await logitsOf([{ tokens: [prompt[i]], kvSlots: range(1000, i + 1), sample: 'all' }]);
+          stepwise.set(row, i * vocab);
+        }
+        const range0 = valueRange(stepwise);
+        expect(range0).toBeGreaterThan(0);
+        expect(maxAbsDiff(whole, stepwise) / range0).toBeLessThanOrEqual(TOLERANCE);
+
+        // Mixed: sequence A (slots 2000..) prefills its first 120 tokens, then its last 80 as a chunk over
+        // that cached prefix in the same step as sequence B's decode row (B reuses slots 1000.., which hold
+        // the whole prompt's K/V now, and re-decodes the last position).
+        await logitsOf([{ tokens: prompt.slice(0, 120), kvSlots: range(2000, 120), sample: 'none' }]);
+        const mixed = await logitsOf([
+          { tokens: [prompt[PROMPT - 1]], kvSlots: range(1000, PROMPT), sample: 'all' },
+          { tokens: prompt.slice(120), kvSlots: range(2000, PROMPT), sample: 'all' },
+        ]);
+        const decodeRow = mixed.subarray(0, vocab);
+        const chunkRows = mixed.subarray(vocab);
+        const lastStepwise = stepwise.subarray((PROMPT - 1) * vocab);
+        expect(maxAbsDiff(decodeRow, lastStepwise) / range0).toBeLessThanOrEqual(TOLERANCE);
+        expect(maxAbsDiff(chunkRows, stepwise.subarray(120 * vocab)) / range0).toBeLessThanOrEqual(TOLERANCE);
+      });
+    });
+  },
+);
