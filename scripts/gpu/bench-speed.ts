@@ -4,8 +4,9 @@
 //   prefill floor = max(FLOPs / GEMM rate, weight bytes / bandwidth)
 // Runtime level (one executor, greedy device sampling): prefill time and decode step time, graphs on/off.
 // Engine level (createEngine, device cuda, dummy weights, random token-id prompts, EOS ignored, greedy):
-// c1 TTFT 32/512/2048 and decode; c8 512 in/256 out; c64 saturation; the agent workload (2,000-token system
-// prompt shared by 16 sequential turns of 64 new tokens, prefix cache on).
+// c1 TTFT 32/512/2048 and decode; c8 512 in/256 out; c64 and c256 saturation; the agent workload (2,000-token
+// system prompt shared by 16 sequential turns of 64 new tokens, prefix cache on); steady latency (8 streams
+// in flight: 7 long decodes while a new 512-token prompt arrives every second; ITL p99 against p50).
 //   usage: tsx scripts/gpu/bench-speed.ts <config.json> <out.json> [parts: ceilings,runtime,engine,eager]
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -156,10 +157,10 @@ async function openEngine(enforceEager: boolean): Promise<Engine> {
     model: dir,
     device: 'cuda',
     loadFormat: 'dummy',
-    maxNumSeqs: 64,
+    maxNumSeqs: 256,
     maxNumBatchedTokens: 4096,
     maxModelLen: 8192,
-    maxKvTokens: 96 * 1024,
+    maxKvTokens: 224 * 1024, // c256 × (512 + 256) tokens fit without preemption
     seed: 1,
     enforceEager,
   });
@@ -174,6 +175,17 @@ async function concurrent(engine: Engine, clients: number, input: number, output
   const ttft = results.map((r) => r.ttftMs);
   const itl = results.flatMap((r) => r.itlMs);
   return { wallS, tokens, outputTokPerS: tokens / wallS, ttft, itl };
+}
+/** ITLs of 7 long decodes while a new 512-token prompt (64 new tokens) arrives every second for 10 s. */
+async function steadyLatency(engine: Engine): Promise<number[]> {
+  const long = Array.from({ length: 7 }, () => request(engine, randomPrompt(512), 2048));
+  const arrivals: Promise<Timing>[] = [];
+  for (let second = 0; second < 10; second++) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    arrivals.push(request(engine, randomPrompt(512), 64));
+  }
+  await Promise.all(arrivals);
+  return (await Promise.all(long)).flatMap((r) => r.itlMs);
 }
 async function engineFigures(enforceEager: boolean) {
   const tag = enforceEager ? 'eager' : 'graphs';
@@ -201,6 +213,14 @@ async function engineFigures(enforceEager: boolean) {
     const c64 = await concurrent(engine, 64, 512, 256);
     add('c64 512/256 output tok/s', c64.outputTokPerS, 'tok/s', 64 / decodeStepFloor(64, 640), true);
     add('c64 ITL p50', median(c64.itl), 'ms', decodeStepFloor(64, 640) * 1e3);
+    const c256 = await concurrent(engine, 256, 512, 256);
+    add('c256 512/256 output tok/s', c256.outputTokPerS, 'tok/s', 256 / decodeStepFloor(256, 640), true);
+    add('c256 ITL p50', median(c256.itl), 'ms', decodeStepFloor(256, 640) * 1e3);
+    add('c256 TTFT p50', median(c256.ttft), 'ms');
+    const steady = await steadyLatency(engine);
+    add('steady c8 ITL p50 (prompt/s arrivals)', median(steady), 'ms', decodeStepFloor(8, 1024) * 1e3);
+    add('steady c8 ITL p99', quantile(steady, 0.99), 'ms');
+    add('steady c8 ITL p99 / p50', quantile(steady, 0.99) / median(steady), '×');
     // Agent: one 2,000-token system prompt, 16 sequential turns each adding 64 new tokens.
     const system = randomPrompt(2000);
     const turns: number[] = [];

@@ -3,7 +3,9 @@
 // embedding kernel and sums them per kernel).
 //   usage: tsx scripts/gpu/profile-steps.ts <config.json> <scenario>...
 //   scenario: prefill:<tokens> | decode:<seqs>:<context> | extend:<new tokens>:<context>
-import { copyFileSync, mkdtempSync } from 'node:fs';
+//   env: FERRUM_PROFILE_LAYERS cuts the model to that many layers (per-layer kernels are the same; fewer
+//   launches keep ncu's replay time down)
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadModelConfig } from '../../packages/models/src/index.js';
@@ -12,7 +14,9 @@ import { SLOTS_PER_SEQUENCE, syntheticBatch } from './synthetic-batch.js';
 
 const [configFile, ...scenarios] = process.argv.slice(2);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ferrum-profile-'));
-copyFileSync(configFile, path.join(dir, 'config.json'));
+const raw = JSON.parse(readFileSync(configFile, 'utf8'));
+if (process.env.FERRUM_PROFILE_LAYERS) raw.num_hidden_layers = Number(process.env.FERRUM_PROFILE_LAYERS);
+writeFileSync(path.join(dir, 'config.json'), JSON.stringify(raw));
 const config = await loadModelConfig(dir);
 const executor = await createCudaBackend().loadModel({
   modelDir: dir,

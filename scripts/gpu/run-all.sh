@@ -41,7 +41,8 @@ if has chaos; then
   stamp chaos; grep -E "gpu chaos|Test Files|Tests|FAIL|AssertionError|Error" "$OUT/chaos.log" | head -20
 fi
 if has serve; then
-  stamp serve; timeout 300 bash scripts/gpu/serve-bench.sh .gpu-data/configs/qwen3-4b.json cuda 512 128 2>&1 | tee "$OUT/serve-bench.log"
+  # Issue 7's serving figure: `ferrum bench serve` against `ferrum serve` at concurrency 1 and 8, 512 in, 256 out.
+  stamp serve; timeout 300 bash scripts/gpu/serve-bench.sh .gpu-data/configs/qwen3-4b.json cuda 512 256 2>&1 | tee "$OUT/serve-bench.log"
 fi
 if has sweep; then
   # Qwen3-4B cut after d layers: where does Ferrum's error against the f32 reference grow, and does
@@ -74,7 +75,7 @@ if has memcheck; then
 fi
 if has speed; then
   # Issue 7: Ferrum's speed table (runtime and engine level, each figure by its floor), then transformers.
-  timeout 300 $tsx scripts/gpu/bench-speed.ts .gpu-data/configs/qwen3-4b.json "$OUT/speed.json" > "$OUT/speed.log" 2>&1
+  timeout 420 $tsx scripts/gpu/bench-speed.ts .gpu-data/configs/qwen3-4b.json "$OUT/speed.json" > "$OUT/speed.log" 2>&1
   stamp speed; grep -E "^\||failed|Error" "$OUT/speed.log" | head -60
   timeout 200 python3 scripts/gpu/bench_transformers.py .gpu-data/configs/qwen3-4b.json "$OUT/speed-transformers.json" \
     "${FERRUM_HF_NEW_TOKENS:-128}" > "$OUT/speed-transformers.log" 2>&1
