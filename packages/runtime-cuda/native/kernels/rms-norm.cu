@@ -1,49 +1,119 @@
 // Fused residual add + RMSNorm, one block per row. Rounding follows Hugging Face's bf16 modules: the
-// residual sum is rounded to bf16, the normalized value is rounded before the weight multiplies it.
+// residual sum is rounded to bf16 (a delta bias is added to the delta and rounded first), the normalized
+// value is rounded before the weight multiplies it.
+// Each thread owns kIters chunks of kVec consecutive elements: every load of the row is issued up front, the
+// values stay in registers through the block reduction, and nothing is re-read for the output pass.
+#include <algorithm>
+#include <string>
+
 #include "../cuda-check.h"
+#include "bf16-vec.cuh"
 #include "device-math.cuh"
 #include "kernels.h"
 
 namespace ferrum {
 namespace {
 
-__device__ __forceinline__ float residualValue(const bf16* res, const bf16* delta, const bf16* deltaBias, int j) {
-  float v = __bfloat162float(res[j]);
-  if (delta == nullptr) return v;
-  float d = __bfloat162float(delta[j]);
-  if (deltaBias != nullptr) d = roundBf16(d + __bfloat162float(deltaBias[j]));
-  return roundBf16(v + d);
-}
+constexpr int kMaxThreads = 1024;
+constexpr int kVectorWidth = 8;  // 16-byte accesses
+constexpr int kVectorIters = 2;  // hidden up to 16384
+constexpr int kScalarIters = 8;  // the fallback for odd sizes or alignments: hidden up to 8192 in 64 registers
 
-__global__ void addRmsNormKernel(bf16* residual, const bf16* delta, const bf16* deltaBias, const int* rowIndex,
-                                 const bf16* weight, bf16* out, int hidden, float eps) {
+template <int kVec, int kIters>
+__global__ void __launch_bounds__(kMaxThreads)
+    addRmsNormKernel(bf16* residual, const bf16* delta, const bf16* deltaBias, const int* rowIndex,
+                     const bf16* weight, bf16* out, int hidden, float eps) {
   __shared__ float scratch[32];
   const int i = blockIdx.x;
   const size_t row = rowIndex != nullptr ? static_cast<size_t>(rowIndex[i]) : static_cast<size_t>(i);
   bf16* res = residual + row * hidden;
   const bf16* d = delta != nullptr ? delta + row * hidden : nullptr;
   const bool writeBack = rowIndex == nullptr && d != nullptr;
+
+  // Chunks past the row end read chunk 0 (a valid address) and are zeroed, so every load is unconditional and
+  // the compiler issues all of them before the first use; no store happens until they are all consumed.
+  int offset[kIters];
+  bool active[kIters];
+#pragma unroll
+  for (int j = 0; j < kIters; j++) {
+    const int e = (threadIdx.x + j * blockDim.x) * kVec;
+    active[j] = e < hidden;
+    offset[j] = active[j] ? e : 0;
+  }
+  float x[kIters][kVec], w[kIters][kVec];
+#pragma unroll
+  for (int j = 0; j < kIters; j++) {
+    loadBf16<kVec>(res + offset[j], x[j]);
+    loadBf16<kVec>(weight + offset[j], w[j]);
+  }
+  if (d != nullptr) {
+    float dv[kIters][kVec];
+#pragma unroll
+    for (int j = 0; j < kIters; j++) loadBf16<kVec>(d + offset[j], dv[j]);
+    if (deltaBias != nullptr) {
+      float b[kIters][kVec];
+#pragma unroll
+      for (int j = 0; j < kIters; j++) loadBf16<kVec>(deltaBias + offset[j], b[j]);
+#pragma unroll
+      for (int j = 0; j < kIters; j++) {
+#pragma unroll
+        for (int k = 0; k < kVec; k++) dv[j][k] = roundBf16(dv[j][k] + b[j][k]);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kIters; j++) {
+#pragma unroll
+      for (int k = 0; k < kVec; k++) x[j][k] = roundBf16(x[j][k] + dv[j][k]);
+    }
+  }
   float sumSquares = 0.f;
-  for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
-    const float v = residualValue(res, d, deltaBias, j);
-    if (writeBack) res[j] = __float2bfloat16(v);
-    sumSquares += v * v;
+#pragma unroll
+  for (int j = 0; j < kIters; j++) {
+#pragma unroll
+    for (int k = 0; k < kVec; k++) {
+      if (!active[j]) x[j][k] = 0.f;
+      sumSquares += x[j][k] * x[j][k];
+    }
+  }
+  if (writeBack) {
+#pragma unroll
+    for (int j = 0; j < kIters; j++) {
+      if (active[j]) storeBf16<kVec>(res + offset[j], x[j]);  // exact: x is already a bf16 value
+    }
   }
   const float inv = rsqrtf(blockSum(sumSquares, scratch) / hidden + eps);
   bf16* o = out + static_cast<size_t>(i) * hidden;
-  for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
-    // A thread re-reads only the elements it wrote itself, so no barrier is needed before this read.
-    const float v = writeBack ? __bfloat162float(res[j]) : residualValue(res, d, deltaBias, j);
-    o[j] = __float2bfloat16(__bfloat162float(weight[j]) * roundBf16(v * inv));
+#pragma unroll
+  for (int j = 0; j < kIters; j++) {
+    if (!active[j]) continue;
+    float y[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; k++) y[k] = w[j][k] * roundBf16(x[j][k] * inv);
+    storeBf16<kVec>(o + offset[j], y);
   }
 }
+
+// One thread per chunk up to kMaxThreads, in whole warps.
+int threadsFor(int chunks) { return std::min(kMaxThreads, (chunks + 31) / 32 * 32); }
 
 }  // namespace
 
 void launchAddRmsNorm(bf16* residual, const bf16* delta, const bf16* deltaBias, const int* rowIndex,
                       const bf16* weight, bf16* out, int rows, int hidden, float eps, cudaStream_t stream) {
   if (rows == 0) return;
-  addRmsNormKernel<<<rows, 256, 0, stream>>>(residual, delta, deltaBias, rowIndex, weight, out, hidden, eps);
+  const bool vector = hidden % kVectorWidth == 0 && allAligned(16, {residual, delta, deltaBias, weight, out});
+  const int maxHidden = vector ? kMaxThreads * kVectorIters * kVectorWidth : kMaxThreads * kScalarIters;
+  if (hidden > maxHidden) {
+    throw NativeError("unsupported_architecture", "RMSNorm supports hidden sizes up to " + std::to_string(maxHidden) +
+                                                      " here, not " + std::to_string(hidden));
+  }
+  if (vector) {
+    addRmsNormKernel<kVectorWidth, kVectorIters><<<rows, threadsFor(hidden / kVectorWidth), 0, stream>>>(
+        residual, delta, deltaBias, rowIndex, weight, out, hidden, eps);
+  } else {
+    addRmsNormKernel<1, kScalarIters><<<rows, threadsFor(hidden), 0, stream>>>(residual, delta, deltaBias, rowIndex,
+                                                                             weight, out, hidden, eps);
+  }
   FERRUM_LAUNCHED("addRmsNormKernel");
 }
 
