@@ -1,7 +1,11 @@
 // After the fused QKV projection: bias, q/k RMSNorm (Qwen3), RoPE with Hugging Face's rotate_half layout
 // (element d pairs with d ± headDim/2), q written back in place, k and v written to the pool at slotMapping.
-// One block per token; each warp takes whole heads, a lane holding elements lane, lane + 32, ...
+// One warp per (token, head). Lane l < 2P holds the E consecutive elements from l * E (headDim = 2 * P * E,
+// P <= 16 lanes a half), so the rotation partner of lane l's elements is held by lane l ± P, one shuffle away.
+#include <string>
+
 #include "../cuda-check.h"
+#include "bf16-vec.cuh"
 #include "device-math.cuh"
 #include "kernels.h"
 
@@ -9,83 +13,90 @@ namespace ferrum {
 namespace {
 
 constexpr int kWarps = 4;
-constexpr int kMaxPerLane = 8;  // head dims up to 256
 
-__global__ void qkvRopeKernel(QkvRopeArgs a) {
-  extern __shared__ float rotate[];  // [kWarps][headDim]: the head being rotated, for the partner reads
+// E elements a lane, moved W at a time (W = E when every pointer allows it, else 1).
+template <int E, int W>
+__device__ __forceinline__ void loadHead(const bf16* p, float (&f)[E]) {
+#pragma unroll
+  for (int i = 0; i < E; i += W) loadBf16<W>(p + i, reinterpret_cast<float(&)[W]>(f[i]));
+}
+
+template <int E, int W>
+__device__ __forceinline__ void storeHead(bf16* p, const float (&f)[E]) {
+#pragma unroll
+  for (int i = 0; i < E; i += W) storeBf16<W>(p + i, reinterpret_cast<const float(&)[W]>(f[i]));
+}
+
+template <int E, int W>
+__global__ void __launch_bounds__(kWarps * 32) qkvRopeKernel(QkvRopeArgs a) {
+  const int numHeadsTotal = a.numHeads + 2 * a.numKvHeads;
+  const int h = blockIdx.y * kWarps + (threadIdx.x >> 5);
+  if (h >= numHeadsTotal) return;  // a whole warp
   const int t = blockIdx.x;
-  const int warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
   const int D = a.headDim;
-  const int half = D / 2;
-  const int kvDim = a.numKvHeads * D;
-  const int qkvDim = (a.numHeads + 2 * a.numKvHeads) * D;
-  const int numHeadsTotal = a.numHeads + 2 * a.numKvHeads;
+  const int P = D / (2 * E);  // lanes a half
+  const bool active = lane < 2 * P;
+  const int d0 = (active ? lane : 0) * E;  // idle lanes read element 0 and are zeroed
+  const int freq0 = (active ? lane % P : 0) * E;  // the angle index of element d0 (d0 mod headDim/2)
+  const bool isQ = h < a.numHeads;
+  const bool isV = h >= a.numHeads + a.numKvHeads;
+  const bf16* normWeight = isQ ? a.qNorm : (isV ? nullptr : a.kNorm);
+  bf16* head = a.qkv + static_cast<size_t>(t) * numHeadsTotal * D + static_cast<size_t>(h) * D;
+
+  // Every load first: the head's elements, bias, norm weight, frequencies, position and slot.
   const float position = static_cast<float>(a.positions[t]);
   const int slotIndex = a.slotMapping[t];  // -1: a decode graph's padded row, whose K/V are not kept
-  const size_t slot = static_cast<size_t>(slotIndex < 0 ? 0 : slotIndex);
-  float* mine = rotate + warp * D;
-  bf16* row = a.qkv + static_cast<size_t>(t) * qkvDim;
+  float x[E], bias[E], norm[E], invFreq[E];
+  loadHead<E, W>(head + d0, x);
+  if (a.bias != nullptr) loadHead<E, W>(a.bias + h * D + d0, bias);
+  if (normWeight != nullptr) loadHead<E, W>(normWeight + d0, norm);
+#pragma unroll
+  for (int e = 0; e < E; e++) invFreq[e] = a.invFreq[freq0 + e];
 
-  for (int h = warp; h < numHeadsTotal; h += kWarps) {
-    const bool isQ = h < a.numHeads;
-    const bool isV = h >= a.numHeads + a.numKvHeads;
-    float x[kMaxPerLane];
 #pragma unroll
-    for (int e = 0; e < kMaxPerLane; e++) {
-      const int d = lane + 32 * e;
-      x[e] = 0.f;
-      if (d < D) {
-        x[e] = __bfloat162float(row[h * D + d]);
-        if (a.bias != nullptr) x[e] = roundBf16(x[e] + __bfloat162float(a.bias[h * D + d]));
-      }
+  for (int e = 0; e < E; e++) {
+    if (a.bias != nullptr) x[e] = roundBf16(x[e] + bias[e]);
+    if (!active) x[e] = 0.f;
+  }
+  if (normWeight != nullptr) {
+    float sumSquares = 0.f;
+#pragma unroll
+    for (int e = 0; e < E; e++) sumSquares += x[e] * x[e];
+    const float inv = rsqrtf(warpSum(sumSquares) / D + a.eps);
+#pragma unroll
+    for (int e = 0; e < E; e++) x[e] = roundBf16(norm[e] * roundBf16(x[e] * inv));
+  }
+  if (!isV) {
+    const int partner = !active ? lane : (lane < P ? lane + P : lane - P);
+    float other[E];
+#pragma unroll
+    for (int e = 0; e < E; e++) other[e] = __shfl_sync(0xffffffffu, x[e], partner);
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+      float sinValue, cosValue;
+      sincosf(position * invFreq[e], &sinValue, &cosValue);
+      const float rotated = lane < P ? -other[e] : other[e];
+      x[e] = x[e] * cosValue + rotated * sinValue;
     }
-    const bf16* normWeight = isQ ? a.qNorm : (isV ? nullptr : a.kNorm);
-    if (normWeight != nullptr) {
-      float sumSquares = 0.f;
-#pragma unroll
-      for (int e = 0; e < kMaxPerLane; e++) sumSquares += x[e] * x[e];
-      const float inv = rsqrtf(warpSum(sumSquares) / D + a.eps);
-#pragma unroll
-      for (int e = 0; e < kMaxPerLane; e++) {
-        const int d = lane + 32 * e;
-        if (d < D) x[e] = roundBf16(__bfloat162float(normWeight[d]) * roundBf16(x[e] * inv));
-      }
-    }
-    if (!isV) {
-#pragma unroll
-      for (int e = 0; e < kMaxPerLane; e++) {
-        const int d = lane + 32 * e;
-        if (d < D) mine[d] = x[e];
-      }
-      __syncwarp();
-#pragma unroll
-      for (int e = 0; e < kMaxPerLane; e++) {
-        const int d = lane + 32 * e;
-        if (d < D) {
-          const int i = d < half ? d : d - half;
-          float sinValue, cosValue;
-          sincosf(position * a.invFreq[i], &sinValue, &cosValue);
-          const float rotated = d < half ? -mine[d + half] : mine[d - half];
-          x[e] = x[e] * cosValue + rotated * sinValue;
-        }
-      }
-      __syncwarp();  // the next head of this warp overwrites `mine`
-    }
-    if (!isQ && slotIndex < 0) continue;  // uniform across the warp
-    bf16* dst;
-    if (isQ) {
-      dst = row + h * D;
-    } else if (!isV) {
-      dst = a.kCache + slot * kvDim + (h - a.numHeads) * D;
-    } else {
-      dst = a.vCache + slot * kvDim + (h - a.numHeads - a.numKvHeads) * D;
-    }
-#pragma unroll
-    for (int e = 0; e < kMaxPerLane; e++) {
-      const int d = lane + 32 * e;
-      if (d < D) dst[d] = __float2bfloat16(x[e]);
-    }
+  }
+  if (!active || (!isQ && slotIndex < 0)) return;
+  bf16* dst = head;
+  if (!isQ) {
+    const int kvHead = h - a.numHeads - (isV ? a.numKvHeads : 0);
+    const size_t kvDim = static_cast<size_t>(a.numKvHeads) * D;
+    dst = (isV ? a.vCache : a.kCache) + static_cast<size_t>(slotIndex) * kvDim + static_cast<size_t>(kvHead) * D;
+  }
+  storeHead<E, W>(dst + d0, x);
+}
+
+template <int E>
+void launchFor(const QkvRopeArgs& a, cudaStream_t stream) {
+  const dim3 grid(a.numTokens, (a.numHeads + 2 * a.numKvHeads + kWarps - 1) / kWarps);
+  if (allAligned(2 * E, {a.qkv, a.bias, a.qNorm, a.kNorm, a.kCache, a.vCache})) {
+    qkvRopeKernel<E, E><<<grid, kWarps * 32, 0, stream>>>(a);
+  } else {
+    qkvRopeKernel<E, 1><<<grid, kWarps * 32, 0, stream>>>(a);
   }
 }
 
@@ -93,8 +104,20 @@ __global__ void qkvRopeKernel(QkvRopeArgs a) {
 
 void launchQkvRope(const QkvRopeArgs& args, cudaStream_t stream) {
   if (args.numTokens == 0) return;
-  const size_t shared = kWarps * args.headDim * sizeof(float);
-  qkvRopeKernel<<<args.numTokens, kWarps * 32, shared, stream>>>(args);
+  // The fewest elements a lane (E) with headDim = 2 * P * E and P <= 16.
+  const int D = args.headDim;
+  const auto fits = [D](int e) { return D % (2 * e) == 0 && D / (2 * e) <= 16; };
+  if (fits(1)) {
+    launchFor<1>(args, stream);
+  } else if (fits(2)) {
+    launchFor<2>(args, stream);
+  } else if (fits(4)) {
+    launchFor<4>(args, stream);
+  } else if (fits(8)) {
+    launchFor<8>(args, stream);
+  } else {
+    throw NativeError("unsupported_architecture", "RoPE does not support head dim " + std::to_string(D));
+  }
   FERRUM_LAUNCHED("qkvRopeKernel");
 }
 
