@@ -58,6 +58,12 @@ const Gemm::Plan& Gemm::plan(int m, int n, int k, bool outF32) {
 
 void Gemm::run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
   if (m == 0) return;
+  // Few rows (decode) are a pure weight stream: the GEMV kernel runs it nearer the bandwidth limit than
+  // cuBLASLt's small-M algorithms, with no split-K reduce kernel.
+  if (gemvSupports(x, w, m, k)) {
+    launchGemv(x, w, y, m, n, k, outF32, stream);
+    return;
+  }
   const Plan& p = plan(m, n, k, outF32);
   const float alpha = 1.f, beta = 0.f;
   FERRUM_CUBLAS(cublasLtMatmul(handle_, p.desc, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo, workspace_,

@@ -1,5 +1,6 @@
-// cuBLASLt for every GEMM of the model: y[M,N] = x[M,K] · w[N,K]ᵀ with bf16 operands, f32 accumulation,
-// and a bf16 or f32 output. Plans (descriptors + the heuristic's algorithm) are cached per shape.
+// Every GEMM of the model: y[M,N] = x[M,K] · w[N,K]ᵀ with bf16 operands, f32 accumulation, and a bf16 or f32
+// output. Up to kGemvMaxRows rows go to the GEMV kernel (launchGemv), the rest to cuBLASLt, whose plans
+// (descriptors + the heuristic's algorithm) are cached per shape.
 #pragma once
 
 #include <cublasLt.h>

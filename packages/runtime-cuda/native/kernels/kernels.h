@@ -52,6 +52,17 @@ void launchQkvRope(const QkvRopeArgs& args, cudaStream_t stream);
 /** out[r][j] = silu(gateUp[r][j]) * gateUp[r][inter + j]. */
 void launchSwiglu(const bf16* gateUp, bf16* out, int rows, int inter, cudaStream_t stream);
 
+/** The most rows x (M) the GEMV path takes; larger M goes to cuBLASLt. */
+constexpr int kGemvMaxRows = 8;
+/** Whether launchGemv takes this product: 1 <= m <= kGemvMaxRows, k % 8 == 0, x and w 16-byte aligned. */
+bool gemvSupports(const bf16* x, const bf16* w, int m, int k);
+/**
+ * y[m][n] = x[m][:] · w[n][:] over k (x [m][k], w [n][k], y [m][n], all row-major) with f32 accumulation; y is
+ * f32 when `outF32`, else bf16 rounded to nearest. A bandwidth-bound kernel for few rows; throws outside
+ * gemvSupports.
+ */
+void launchGemv(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream);
+
 struct AttentionArgs {
   const bf16* q;             // row t, head h at q + t * qRowStride + h * headDim
   int qRowStride;

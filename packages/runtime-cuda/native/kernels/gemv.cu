@@ -1,0 +1,140 @@
+// y[M,N] = x[M,K] · w[N,K]ᵀ for a few rows M: a pure weight stream, so the kernel is built for memory
+// bandwidth. A block owns kRows consecutive outputs n and splits K among its threads: each thread issues
+// kRows × kUnroll 16-byte weight loads (past L1, which keeps x) before using any, and reads x through L1.
+// Blocks are short (one to a few load rounds), so the grid's tail is short at every N. The block's partial
+// sums meet in shared memory in a fixed order: the result is deterministic, with no split-K reduce kernel.
+#include <string>
+#include <type_traits>
+
+#include "../cuda-check.h"
+#include "bf16-vec.cuh"
+#include "device-math.cuh"
+#include "kernels.h"
+
+namespace ferrum {
+namespace {
+
+constexpr int kThreads = 128;
+constexpr int kWarps = kThreads / 32;
+constexpr int kRows = 4;  // outputs n a block: x is read once from L1 for kRows weight rows
+
+// A weight vector, read once: not kept in L1, where x lives.
+__device__ __forceinline__ uint4 loadStreaming(const uint4* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+
+template <int M, typename Out>
+__global__ void __launch_bounds__(kThreads, 4) gemvKernel(const bf16* x, const bf16* w, Out* y, int n, int k) {
+  // Fewer weight loads in flight a thread as M grows, to leave registers for the M × kRows accumulators.
+  constexpr int kUnroll = M <= 2 ? 4 : 2;
+  constexpr int kOut = M * kRows;
+  static_assert(kOut % kWarps == 0, "each warp finishes the same number of outputs");
+  __shared__ float partial[kWarps][kOut][32];
+
+  const int k8 = k / 8;  // 16-byte vectors a row
+  const int n0 = blockIdx.x * kRows;
+  const uint4* xv = reinterpret_cast<const uint4*>(x);
+  const uint4* wRow[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; r++) {
+    // Rows past N (the last block) re-read row N - 1 and are never written.
+    wRow[r] = reinterpret_cast<const uint4*>(w) + static_cast<size_t>(min(n0 + r, n - 1)) * k8;
+  }
+
+  float acc[M][kRows] = {};
+  for (int base = threadIdx.x; base < k8; base += kThreads * kUnroll) {
+    uint4 wv[kUnroll][kRows];
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) {
+      // Past the row end a thread re-reads the row's last vector (unused), so the loads need no branch.
+      const int v = min(base + u * kThreads, k8 - 1);
+#pragma unroll
+      for (int r = 0; r < kRows; r++) wv[u][r] = loadStreaming(wRow[r] + v);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) {
+      const int v = base + u * kThreads;
+      if (v >= k8) break;
+      float wf[kRows][8];
+#pragma unroll
+      for (int r = 0; r < kRows; r++) unpackBf16(wv[u][r], wf[r]);
+#pragma unroll
+      for (int m = 0; m < M; m++) {
+        float xf[8];
+        unpackBf16(__ldg(xv + static_cast<size_t>(m) * k8 + v), xf);
+#pragma unroll
+        for (int r = 0; r < kRows; r++) {
+#pragma unroll
+          for (int e = 0; e < 8; e++) acc[m][r] += wf[r][e] * xf[e];
+        }
+      }
+    }
+  }
+
+  // Lane-wise sums over the warps, then each warp reduces kOut / kWarps of the outputs across its lanes.
+  const int warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int m = 0; m < M; m++) {
+#pragma unroll
+    for (int r = 0; r < kRows; r++) partial[warp][m * kRows + r][lane] = acc[m][r];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = warp; j < kOut; j += kWarps) {
+    float sum = 0.f;
+#pragma unroll
+    for (int from = 0; from < kWarps; from++) sum += partial[from][j][lane];
+    sum = warpSum(sum);
+    const int m = j / kRows;
+    const int col = n0 + j % kRows;
+    if (lane == 0 && col < n) {
+      if constexpr (std::is_same_v<Out, float>) {
+        y[static_cast<size_t>(m) * n + col] = sum;
+      } else {
+        y[static_cast<size_t>(m) * n + col] = __float2bfloat16(sum);  // round to nearest even
+      }
+    }
+  }
+}
+
+template <int M>
+void launchRows(const bf16* x, const bf16* w, void* y, int n, int k, bool outF32, cudaStream_t stream) {
+  const int blocks = (n + kRows - 1) / kRows;
+  if (outF32) {
+    gemvKernel<M, float><<<blocks, kThreads, 0, stream>>>(x, w, static_cast<float*>(y), n, k);
+  } else {
+    gemvKernel<M, bf16><<<blocks, kThreads, 0, stream>>>(x, w, static_cast<bf16*>(y), n, k);
+  }
+}
+
+}  // namespace
+
+bool gemvSupports(const bf16* x, const bf16* w, int m, int k) {
+  return m >= 1 && m <= kGemvMaxRows && k % 8 == 0 && allAligned(16, {x, w});
+}
+
+void launchGemv(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
+  if (!gemvSupports(x, w, m, k)) {
+    throw NativeError("internal", "GEMV called outside its support: m " + std::to_string(m) + ", k " +
+                                      std::to_string(k));
+  }
+  if (n == 0) return;
+  switch (m) {
+    case 1: launchRows<1>(x, w, y, n, k, outF32, stream); break;
+    case 2: launchRows<2>(x, w, y, n, k, outF32, stream); break;
+    case 3: launchRows<3>(x, w, y, n, k, outF32, stream); break;
+    case 4: launchRows<4>(x, w, y, n, k, outF32, stream); break;
+    case 5: launchRows<5>(x, w, y, n, k, outF32, stream); break;
+    case 6: launchRows<6>(x, w, y, n, k, outF32, stream); break;
+    case 7: launchRows<7>(x, w, y, n, k, outF32, stream); break;
+    default: launchRows<8>(x, w, y, n, k, outF32, stream); break;
+  }
+  FERRUM_LAUNCHED("gemvKernel");
+}
+
+}  // namespace ferrum
