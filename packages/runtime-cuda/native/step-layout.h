@@ -10,8 +10,11 @@
 
 namespace ferrum {
 
-/** Most attention splits of one row (split-K over long contexts); sizes the partials workspace. */
-constexpr int kMaxSplits = 16;
+/**
+ * Most decode-attention splits of one row (split-K over long contexts; at most 32, one combine lane each);
+ * sizes the partials workspace.
+ */
+constexpr int kMaxSplits = 32;
 
 template <typename T>
 struct Span {

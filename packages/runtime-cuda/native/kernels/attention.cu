@@ -1,223 +1,379 @@
-// Paged attention over the token pool, for prefill and decode rows alike (page size 1: kvIndices lists the
-// slots of each sequence, cached prefix first). One block per (row, kv head, group chunk, split):
-//   - the block serves up to kMaxGroup query heads that share the kv head (GQA), so each K/V row is read
-//     once per block;
-//   - its 4 warps take interleaved tiles of 32 kv entries; a lane scores one entry against every head, then
-//     the warp accumulates P·V with lanes over the head dimension (online softmax, f32);
-//   - the warps' partial results merge in shared memory; with several splits (long contexts, few rows)
-//     each split writes an unnormalized partial that attentionCombineKernel merges.
-// Causality is in rowKvLen: row i of a sequence with n new tokens over a kv list of length L attends to the
-// first L - n + i + 1 entries.
+// Paged decode attention over the token pool (page size 1: kvIndices lists the slots of each sequence, cached
+// prefix first); any row works, prefill rows included (causality is in rowKvLen). One block of 128 threads
+// per (row, kv head, group chunk, split). The block serves up to G query heads that share the kv head (GQA),
+// so each K/V row is read once per block, and walks its split's kv range in chunks of C entries:
+//   1. scores: L lanes per key, 16 dims each (16-byte loads), a short shuffle reduction; every K and V load
+//      of the chunk is issued up front (the V rows this thread multiplies in step 3 are prefetched here, so
+//      a chunk costs one memory round trip, not two);
+//   2. softmax: one warp per head takes the chunk's max and sum and rescales the running (m, l) online;
+//   3. P·V: threads over (8-dim slices of the head) × (key subsets), accumulators in registers; the subsets
+//      are summed through shared memory once, at the end.
+// The next chunk's slot indices are fetched while the current chunk is scored. With several splits each
+// split writes an unnormalized partial (a split past the row's end writes m = -inf, l = 0) and
+// attentionCombineKernel merges them. Numerics: f32 scores, softmax and accumulation.
 #include <cfloat>
+#include <type_traits>
 
 #include "../cuda-check.h"
+#include "../step-splits.h"
 #include "device-math.cuh"
 #include "kernels.h"
 
 namespace ferrum {
 namespace {
 
-constexpr int kWarps = 4;
-constexpr int kMaxGroup = 8;
-constexpr int kTile = 32 * kWarps;
+constexpr int kThreads = 128;
+constexpr int kWarps = kThreads / 32;
+static_assert(kMaxSplits <= 32, "the combine kernel gives each split one lane");
 
-template <int D>
-struct PerLane {
-  static constexpr int kDims = D >= 32 ? D / 32 : 1;  // head-dim elements each lane owns in P·V
+// Compile-time geometry of one (head dim, heads per block) instantiation.
+template <int D, int G>
+struct Geometry {
+  // Head dims one lane scores per key: 16 (two 16-byte loads), or 8 where 16 would keep too much of q in
+  // registers (8 heads) or leave lanes idle (D = 16).
+  static constexpr int kScoreDims = D == 16 || G >= 8 ? 8 : 16;
+  static constexpr int kScoreVecs = kScoreDims / 8;      // 16-byte K loads per lane per key
+  static constexpr int kLanesPerKey = D / kScoreDims;    // 2..32
+  static constexpr int kKeysPerWarp = 32 / kLanesPerKey;
+  static constexpr int kKeysPerPass = kKeysPerWarp * kWarps;
+  // Chunk: K and V of a chunk are in flight at once, so it is bounded by registers (8 heads: half).
+  static constexpr int kChunkBudget = G >= 8 ? 4096 : 8192;  // chunk × D
+  static constexpr int kChunk = kChunkBudget / D < 64 ? kChunkBudget / D : 64;
+  static constexpr int kPasses = kChunk / kKeysPerPass;  // keys each lane scores per chunk
+  // P·V: a thread accumulates kSliceDims dims of every head (G × kSliceDims registers), so 8 heads take
+  // 4-dim slices.
+  static constexpr int kSliceDims = G >= 8 ? 4 : 8;
+  static constexpr int kSlices = D / kSliceDims;       // slices of a V row
+  static constexpr int kSubsets = kThreads / kSlices;  // key subsets of P·V
+  static constexpr int kKeysPerThread = kChunk / kSubsets;
+  // Partial P·V sums left after the in-warp shuffles: one per warp, or one per subset when a subset spans warps.
+  static constexpr int kPartSums = kSlices <= 32 ? kWarps : kSubsets;
+  static_assert(kChunk % kKeysPerPass == 0 && kPasses >= 1, "scoring passes must tile the chunk");
+  static_assert(kThreads % kSlices == 0 && kChunk % kSubsets == 0 && kKeysPerThread >= 1,
+                "P·V threads must tile the chunk");
 };
 
-template <int D>
-__device__ __forceinline__ void loadLaneDims(const bf16* vRow, int lane, float (&v)[PerLane<D>::kDims]) {
-  constexpr int E = PerLane<D>::kDims;
-  const int d0 = lane * E;
-  if (d0 >= D) return;
-  if constexpr (E == 8) {
-    const uint4 raw = *reinterpret_cast<const uint4*>(vRow + d0);
-    const bf16* p = reinterpret_cast<const bf16*>(&raw);
+// bf16 pairs (low half first) to floats.
+template <int N>
+__device__ __forceinline__ void unpack(const uint32_t* w, float* f) {
 #pragma unroll
-    for (int e = 0; e < 8; e++) v[e] = __bfloat162float(p[e]);
-  } else if constexpr (E == 4) {
-    const uint2 raw = *reinterpret_cast<const uint2*>(vRow + d0);
-    const bf16* p = reinterpret_cast<const bf16*>(&raw);
-#pragma unroll
-    for (int e = 0; e < 4; e++) v[e] = __bfloat162float(p[e]);
-  } else {
-#pragma unroll
-    for (int e = 0; e < E; e++) v[e] = __bfloat162float(vRow[d0 + e]);
+  for (int i = 0; i < N / 2; i++) {
+    f[2 * i] = __uint_as_float(w[i] << 16);
+    f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
   }
 }
+__device__ __forceinline__ void unpack8(const uint4& raw, float (&f)[8]) { unpack<8>(&raw.x, f); }
 
-template <int D>
-__global__ void __launch_bounds__(kWarps * 32) attentionKernel(AttentionArgs a) {
-  constexpr int E = PerLane<D>::kDims;
-  __shared__ float qs[kMaxGroup][D];
-  __shared__ float merge[kWarps][kMaxGroup][D + 2];  // per warp: acc[D], m, l
+// N (4 or 8) consecutive bf16 of one V row, or zeros for slot -1.
+template <int N>
+struct VSlice {
+  using Raw = typename std::conditional<N == 8, uint4, uint2>::type;
+  Raw raw;
+  __device__ __forceinline__ void load(const bf16* p, bool valid) {
+    if (valid) {
+      raw = *reinterpret_cast<const Raw*>(p);
+    } else {
+      raw = Raw{};
+    }
+  }
+  __device__ __forceinline__ void get(float (&f)[N]) const { unpack<N>(&raw.x, f); }
+};
 
-  const int row = blockIdx.x;
-  const int split = blockIdx.z;
+struct BlockWork {
+  int listPos, row, kvHead, head0, numGroup, begin, end;
+};
+
+// Which (row, kv head, heads, kv range) this block serves; begin >= end for a split past the row's end.
+template <int G>
+__device__ __forceinline__ BlockWork blockWork(const AttentionArgs& a) {
+  BlockWork w;
+  w.listPos = blockIdx.x;
+  w.row = a.rowList != nullptr ? a.rowList[w.listPos] : w.listPos;
   const int group = a.numHeads / a.numKvHeads;
-  const int groupBlocks = (group + kMaxGroup - 1) / kMaxGroup;
-  const int kvHead = blockIdx.y / groupBlocks;
-  const int g0 = (blockIdx.y % groupBlocks) * kMaxGroup;
-  const int numGroup = min(kMaxGroup, group - g0);
-  const int head0 = kvHead * group + g0;
-  const int kvDim = a.numKvHeads * D;
-  const int warp = threadIdx.x >> 5;
-  const int lane = threadIdx.x & 31;
+  const int groupBlocks = (group + G - 1) / G;
+  w.kvHead = blockIdx.y / groupBlocks;
+  const int g0 = (blockIdx.y % groupBlocks) * G;
+  w.numGroup = min(G, group - g0);
+  w.head0 = w.kvHead * group + g0;
+  const int kvLen = a.rowKvLen[w.row];
+  // splitSize 0 (decode graphs): the row cuts its own kv range into numSplits pieces of whole tiles.
+  const int splitSize = a.splitSize > 0
+                            ? a.splitSize
+                            : ((kvLen + a.numSplits - 1) / a.numSplits + kAttentionTile - 1) / kAttentionTile * kAttentionTile;
+  w.begin = min(kvLen, static_cast<int>(blockIdx.z) * splitSize);
+  w.end = min(kvLen, w.begin + splitSize);
+  return w;
+}
 
-  const bf16* qRow = a.q + static_cast<size_t>(row) * a.qRowStride + static_cast<size_t>(head0) * D;
-  for (int i = threadIdx.x; i < numGroup * D; i += blockDim.x) qs[i / D][i % D] = __bfloat162float(qRow[i]) * a.scale;
-  __syncthreads();
+// Partials: O at [list position][head][split][D], then (m, l) pairs at [list position][head][split] after all
+// of O (so O rows stay 16-byte aligned).
+__device__ __forceinline__ size_t partialIndex(const AttentionArgs& a, int listPos, int head, int split) {
+  return (static_cast<size_t>(listPos) * a.numHeads + head) * a.numSplits + split;
+}
+__device__ __forceinline__ float2* partialMl(const AttentionArgs& a) {
+  return reinterpret_cast<float2*>(a.partial + static_cast<size_t>(a.numRows) * a.numHeads * a.numSplits * a.headDim);
+}
 
-  const int kvLen = a.rowKvLen[row];
-  // splitSize 0 (decode graphs): the row cuts its own kv range into numSplits tile-aligned chunks.
-  const int splitSize = a.splitSize > 0 ? a.splitSize : ((kvLen + a.numSplits - 1) / a.numSplits + kTile - 1) / kTile * kTile;
-  const int begin = split * splitSize;
-  const int end = min(kvLen, begin + splitSize);
-  const int* slots = a.kvIndices + a.rowKvStart[row];
-  const size_t headOffset = static_cast<size_t>(kvHead) * D;
+template <int D, int G>
+__global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) {
+  using Geo = Geometry<D, G>;
+  constexpr int C = Geo::kChunk;
+  __shared__ __align__(16) float qs[G][D];            // q × scale (zeros for heads past numGroup)
+  __shared__ float sc[G][C];                          // scores, then probabilities, of the chunk
+  __shared__ int slotBuf[2][C];                       // the chunk's slots (-1: past the split's end), double-buffered
+  __shared__ float mS[G], lS[G], alphaS[G];           // running max / sum per head, last rescale factor
+  __shared__ __align__(16) float red[Geo::kPartSums][G][D];  // P·V partial sums, merged at the end
 
-  float m[kMaxGroup], l[kMaxGroup], acc[kMaxGroup][E];
+  const BlockWork w = blockWork<G>(a);
+  const int t = threadIdx.x;
+  const int warp = t >> 5;
+  const int lane = t & 31;
+
+  if (w.begin >= w.end) {  // nothing to attend: a neutral partial (or zeros for an empty row without splits)
+    if (a.numSplits > 1) {
+      if (t < w.numGroup) partialMl(a)[partialIndex(a, w.listPos, w.head0 + t, blockIdx.z)] = make_float2(-INFINITY, 0.f);
+    } else {
+      for (int i = t; i < w.numGroup * D; i += kThreads) {
+        a.out[static_cast<size_t>(w.row) * a.numHeads * D + static_cast<size_t>(w.head0) * D + i] = __float2bfloat16(0.f);
+      }
+    }
+    return;
+  }
+
+  const int* slots = a.kvIndices + a.rowKvStart[w.row];
+  if (t < C) slotBuf[0][t] = w.begin + t < w.end ? slots[w.begin + t] : -1;
+  if (t < G) {
+    mS[t] = -INFINITY;
+    lS[t] = 0.f;
+  }
+  const bf16* qRow = a.q + static_cast<size_t>(w.row) * a.qRowStride + static_cast<size_t>(w.head0) * D;
+  for (int i = t; i < G * D / 8; i += kThreads) {
+    float f[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+    if (i / (D / 8) < w.numGroup) unpack8(*reinterpret_cast<const uint4*>(qRow + i * 8), f);
 #pragma unroll
-  for (int g = 0; g < kMaxGroup; g++) {
-    m[g] = -INFINITY;
-    l[g] = 0.f;
+    for (int e = 0; e < 8; e++) (&qs[0][0])[i * 8 + e] = f[e] * a.scale;
+  }
+
+  const int kvDim = a.numKvHeads * D;
+  const bf16* kBase = a.kCache + static_cast<size_t>(w.kvHead) * D;
+  const bf16* vBase = a.vCache + static_cast<size_t>(w.kvHead) * D;
+  // Scoring layout: lane = sub × kKeysPerWarp + key, so a shuffle xor by multiples of kKeysPerWarp sums subs.
+  const int scoreKey = warp * Geo::kKeysPerWarp + lane % Geo::kKeysPerWarp;
+  const int sub = lane / Geo::kKeysPerWarp;
+  // P·V layout: thread = subset × kSlices + slice.
+  constexpr int E = Geo::kSliceDims;
+  const int slice = t % Geo::kSlices;
+  const int subset = t / Geo::kSlices;
+
+  float acc[G][E];
+#pragma unroll
+  for (int g = 0; g < G; g++) {
 #pragma unroll
     for (int e = 0; e < E; e++) acc[g][e] = 0.f;
   }
 
-  for (int base = begin + warp * 32; base < end; base += kTile) {
-    const int j = base + lane;
-    const bool valid = j < end;
-    const int slot = valid ? slots[j] : 0;
-    float s[kMaxGroup];
+  for (int base = w.begin, buf = 0; base < w.end; base += C, buf ^= 1) {
+    const int nextSlot = t < C && base + C + t < w.end ? slots[base + C + t] : -1;
+    __syncthreads();  // slotBuf[buf] and qs written; the previous chunk's P·V is done with sc and alphaS
+
+    // Every load of the chunk first: K for scoring, V for this thread's P·V keys.
+    VSlice<E> vRaw[Geo::kKeysPerThread];
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; g++) s[g] = 0.f;
-    if (valid) {
-      const bf16* kRow = a.kCache + static_cast<size_t>(slot) * kvDim + headOffset;
+    for (int j = 0; j < Geo::kKeysPerThread; j++) {
+      const int slot = slotBuf[buf][subset + j * Geo::kSubsets];
+      vRaw[j].load(vBase + static_cast<size_t>(slot) * kvDim + slice * E, slot >= 0);
+    }
+    uint4 kRaw[Geo::kPasses][Geo::kScoreVecs];
+    bool valid[Geo::kPasses];
 #pragma unroll
-      for (int c = 0; c < D; c += 8) {
-        const uint4 raw = *reinterpret_cast<const uint4*>(kRow + c);
-        const bf16* k8 = reinterpret_cast<const bf16*>(&raw);
+    for (int p = 0; p < Geo::kPasses; p++) {
+      const int slot = slotBuf[buf][scoreKey + p * Geo::kKeysPerPass];
+      valid[p] = slot >= 0;
 #pragma unroll
-        for (int i = 0; i < 8; i++) {
-          const float k = __bfloat162float(k8[i]);
-#pragma unroll
-          for (int g = 0; g < kMaxGroup; g++) {
-            if (g < numGroup) s[g] += k * qs[g][c + i];
-          }
-        }
+      for (int c = 0; c < Geo::kScoreVecs; c++) {
+        const int d0 = 8 * (sub + c * Geo::kLanesPerKey);
+        kRaw[p][c] = valid[p] ? *reinterpret_cast<const uint4*>(kBase + static_cast<size_t>(slot) * kvDim + d0)
+                              : make_uint4(0, 0, 0, 0);
       }
     }
-    float p[kMaxGroup];
+
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; g++) {
-      p[g] = 0.f;
-      if (g >= numGroup) continue;  // uniform across the block
-      const float score = valid ? s[g] : -INFINITY;
-      const float mNew = fmaxf(m[g], warpMax(score));
-      if (mNew == -INFINITY) continue;  // uniform across the warp: nothing valid seen yet
-      const float alpha = __expf(m[g] - mNew);
-      p[g] = valid ? __expf(score - mNew) : 0.f;
-      l[g] = l[g] * alpha + warpSum(p[g]);
-      m[g] = mNew;
+    for (int p = 0; p < Geo::kPasses; p++) {
+      float s[G];
+#pragma unroll
+      for (int g = 0; g < G; g++) s[g] = 0.f;
+#pragma unroll
+      for (int c = 0; c < Geo::kScoreVecs; c++) {
+        const int d0 = 8 * (sub + c * Geo::kLanesPerKey);
+        float k[8];
+        unpack8(kRaw[p][c], k);
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+          const float4 q0 = *reinterpret_cast<const float4*>(&qs[g][d0]);
+          const float4 q1 = *reinterpret_cast<const float4*>(&qs[g][d0 + 4]);
+          s[g] += k[0] * q0.x + k[1] * q0.y + k[2] * q0.z + k[3] * q0.w + k[4] * q1.x + k[5] * q1.y + k[6] * q1.z +
+                  k[7] * q1.w;
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < G; g++) {
+#pragma unroll
+        for (int o = Geo::kKeysPerWarp; o < 32; o <<= 1) s[g] += __shfl_xor_sync(0xffffffffu, s[g], o);
+        if (sub == g % Geo::kLanesPerKey) sc[g][scoreKey + p * Geo::kKeysPerPass] = valid[p] ? s[g] : -INFINITY;
+      }
+    }
+    if (t < C) slotBuf[buf ^ 1][t] = nextSlot;
+    __syncthreads();
+
+    // Online softmax per head; the chunk's first entry is always valid, so the new max is finite.
+    for (int g = warp; g < G; g += kWarps) {
+      float x[(C + 31) / 32];
+      float mx = -INFINITY;
+#pragma unroll
+      for (int i = 0; i < (C + 31) / 32; i++) {
+        x[i] = lane + 32 * i < C ? sc[g][lane + 32 * i] : -INFINITY;
+        mx = fmaxf(mx, x[i]);
+      }
+      const float mOld = mS[g];
+      const float mNew = fmaxf(mOld, warpMax(mx));
+      float sum = 0.f;
+#pragma unroll
+      for (int i = 0; i < (C + 31) / 32; i++) {
+        const float pr = __expf(x[i] - mNew);
+        if (lane + 32 * i < C) sc[g][lane + 32 * i] = pr;
+        sum += pr;
+      }
+      sum = warpSum(sum);
+      if (lane == 0) {
+        const float alpha = __expf(mOld - mNew);  // 0 on the first chunk (mOld = -inf)
+        alphaS[g] = alpha;
+        lS[g] = lS[g] * alpha + sum;
+        mS[g] = mNew;
+      }
+    }
+    __syncthreads();
+
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+      const float alpha = alphaS[g];
 #pragma unroll
       for (int e = 0; e < E; e++) acc[g][e] *= alpha;
     }
-    const int count = min(32, end - base);
-    for (int jj = 0; jj < count; jj++) {
-      const int slotJ = __shfl_sync(0xffffffffu, slot, jj);
+#pragma unroll
+    for (int j = 0; j < Geo::kKeysPerThread; j++) {
       float v[E];
+      vRaw[j].get(v);  // zeros past the split's end, where p is 0 as well
 #pragma unroll
-      for (int e = 0; e < E; e++) v[e] = 0.f;
-      loadLaneDims<D>(a.vCache + static_cast<size_t>(slotJ) * kvDim + headOffset, lane, v);
+      for (int g = 0; g < G; g++) {
+        const float p = sc[g][subset + j * Geo::kSubsets];
 #pragma unroll
-      for (int g = 0; g < kMaxGroup; g++) {
-        if (g >= numGroup) continue;
-        const float pj = __shfl_sync(0xffffffffu, p[g], jj);
-#pragma unroll
-        for (int e = 0; e < E; e++) acc[g][e] += pj * v[e];
+        for (int e = 0; e < E; e++) acc[g][e] += p * v[e];
       }
     }
   }
 
+  // Sum the key subsets: first those sharing a warp (shuffles), then the rest (shared memory).
 #pragma unroll
-  for (int g = 0; g < kMaxGroup; g++) {
-    if (g >= numGroup) continue;
-    const int d0 = lane * E;
-    if (d0 < D) {
+  for (int o = Geo::kSlices; o < 32; o <<= 1) {
 #pragma unroll
-      for (int e = 0; e < E; e++) merge[warp][g][d0 + e] = acc[g][e];
+    for (int g = 0; g < G; g++) {
+#pragma unroll
+      for (int e = 0; e < E; e++) acc[g][e] += __shfl_xor_sync(0xffffffffu, acc[g][e], o);
     }
-    if (lane == 0) {
-      merge[warp][g][D] = m[g];
-      merge[warp][g][D + 1] = l[g];
+  }
+  if (Geo::kSlices > 32 || lane < Geo::kSlices) {
+    const int part = Geo::kSlices <= 32 ? warp : subset;
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+#pragma unroll
+      for (int e = 0; e < E; e += 4) {
+        *reinterpret_cast<float4*>(&red[part][g][slice * E + e]) =
+            make_float4(acc[g][e], acc[g][e + 1], acc[g][e + 2], acc[g][e + 3]);
+      }
     }
   }
   __syncthreads();
 
-  for (int i = threadIdx.x; i < numGroup * D; i += blockDim.x) {
+  for (int i = t; i < w.numGroup * D; i += kThreads) {
     const int g = i / D;
     const int d = i % D;
-    float mMax = -INFINITY;
+    float o = 0.f;
 #pragma unroll
-    for (int w = 0; w < kWarps; w++) mMax = fmaxf(mMax, merge[w][g][D]);
-    float sum = 0.f, out = 0.f;
-    if (mMax != -INFINITY) {
-#pragma unroll
-      for (int w = 0; w < kWarps; w++) {
-        const float scale = __expf(merge[w][g][D] - mMax);
-        sum += merge[w][g][D + 1] * scale;
-        out += merge[w][g][d] * scale;
-      }
-    }
-    const int head = head0 + g;
+    for (int k = 0; k < Geo::kPartSums; k++) o += red[k][g][d];
+    const int head = w.head0 + g;
     if (a.numSplits == 1) {
-      a.out[static_cast<size_t>(row) * a.numHeads * D + static_cast<size_t>(head) * D + d] =
-          __float2bfloat16(out / sum);
+      a.out[static_cast<size_t>(w.row) * a.numHeads * D + static_cast<size_t>(head) * D + d] = __float2bfloat16(o / lS[g]);
     } else {
-      float* part = a.partial + ((static_cast<size_t>(row) * a.numHeads + head) * a.numSplits + split) * (D + 2);
-      part[d] = out;
-      if (d == 0) {
-        part[D] = mMax;
-        part[D + 1] = sum;
-      }
+      const size_t at = partialIndex(a, w.listPos, head, blockIdx.z);
+      a.partial[at * D + d] = o;
+      if (d == 0) partialMl(a)[at] = make_float2(mS[g], lS[g]);
     }
   }
 }
 
-// Merges the splits of one (row, head): out = Σ_s O_s e^{m_s - M} / Σ_s l_s e^{m_s - M}.
-__global__ void attentionCombineKernel(AttentionArgs a) {
-  const int row = blockIdx.x;
-  const int head = blockIdx.y;
-  const int D = a.headDim;
-  const float* part = a.partial + (static_cast<size_t>(row) * a.numHeads + head) * a.numSplits * (D + 2);
-  float mMax = -INFINITY;
-  for (int s = 0; s < a.numSplits; s++) mMax = fmaxf(mMax, part[s * (D + 2) + D]);
-  for (int d = threadIdx.x; d < D; d += blockDim.x) {
-    float sum = 0.f, out = 0.f;
-    for (int s = 0; s < a.numSplits; s++) {
-      const float* p = part + s * (D + 2);
-      if (p[D] == -INFINITY) continue;
-      const float scale = __expf(p[D] - mMax);
-      sum += p[D + 1] * scale;
-      out += p[d] * scale;
+// Merges the splits of one (row, head), one warp each: out = Σ_s O_s e^{m_s - M} / Σ_s l_s e^{m_s - M}.
+// Lane s holds split s's weight (numSplits <= 32), so the O loads of every split are independent; splits with
+// m = -inf (past the row's end) get weight 0 and their O, never written this step, is not read into the sum.
+template <int D>
+__global__ void __launch_bounds__(kThreads) attentionCombineKernel(AttentionArgs a) {
+  constexpr int E = D >= 128 ? D / 32 : 4;  // dims per lane; lanes past D / E load dims 0.. and write nothing
+  const int warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31;
+  const int head = blockIdx.y * kWarps + warp;
+  if (head >= a.numHeads) return;
+  const int listPos = blockIdx.x;
+  const int row = a.rowList != nullptr ? a.rowList[listPos] : listPos;
+  const size_t first = partialIndex(a, listPos, head, 0);
+  const float2 ml = lane < a.numSplits ? partialMl(a)[first + lane] : make_float2(-INFINITY, 0.f);
+  const float mMax = warpMax(ml.x);
+  const float weight = ml.x != -INFINITY ? __expf(ml.x - mMax) : 0.f;
+  const float sum = warpSum(weight * ml.y);
+  const int d0 = lane * E < D ? lane * E : 0;
+  const float* o = a.partial + first * D + d0;
+  float out[E];
+#pragma unroll
+  for (int e = 0; e < E; e++) out[e] = 0.f;
+#pragma unroll 8
+  for (int s = 0; s < a.numSplits; s++) {
+    const float w = __shfl_sync(0xffffffffu, weight, s);
+#pragma unroll
+    for (int e = 0; e < E; e += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(o + static_cast<size_t>(s) * D + e);
+      out[e] = w > 0.f ? fmaf(w, v.x, out[e]) : out[e];
+      out[e + 1] = w > 0.f ? fmaf(w, v.y, out[e + 1]) : out[e + 1];
+      out[e + 2] = w > 0.f ? fmaf(w, v.z, out[e + 2]) : out[e + 2];
+      out[e + 3] = w > 0.f ? fmaf(w, v.w, out[e + 3]) : out[e + 3];
     }
-    a.out[static_cast<size_t>(row) * a.numHeads * D + static_cast<size_t>(head) * D + d] = __float2bfloat16(out / sum);
+  }
+  if (lane * E >= D) return;
+  const float inv = sum > 0.f ? 1.f / sum : 0.f;  // sum 0: the row attended to nothing
+  bf16* dst = a.out + static_cast<size_t>(row) * a.numHeads * D + static_cast<size_t>(head) * D + d0;
+#pragma unroll
+  for (int e = 0; e < E; e += 2) {
+    *reinterpret_cast<__nv_bfloat162*>(dst + e) = __floats2bfloat162_rn(out[e] * inv, out[e + 1] * inv);
   }
 }
 
+template <int D, int G>
+void launchWith(const AttentionArgs& a, cudaStream_t stream) {
+  const int group = a.numHeads / a.numKvHeads;
+  const dim3 grid(a.numRows, a.numKvHeads * ((group + G - 1) / G), a.numSplits);
+  attentionKernel<D, G><<<grid, kThreads, 0, stream>>>(a);
+  FERRUM_LAUNCHED("attentionKernel");
+  if (a.numSplits > 1) {
+    attentionCombineKernel<D><<<dim3(a.numRows, (a.numHeads + kWarps - 1) / kWarps), kThreads, 0, stream>>>(a);
+    FERRUM_LAUNCHED("attentionCombineKernel");
+  }
+}
+
+// Heads per block: the group rounded up to a power of two, at most 8 (larger groups take several blocks).
 template <int D>
 void launchFor(const AttentionArgs& a, cudaStream_t stream) {
   const int group = a.numHeads / a.numKvHeads;
-  const int groupBlocks = (group + kMaxGroup - 1) / kMaxGroup;
-  const dim3 grid(a.numRows, a.numKvHeads * groupBlocks, a.numSplits);
-  attentionKernel<D><<<grid, kWarps * 32, 0, stream>>>(a);
-  FERRUM_LAUNCHED("attentionKernel");
-  if (a.numSplits > 1) {
-    attentionCombineKernel<<<dim3(a.numRows, a.numHeads), D < 128 ? D : 128, 0, stream>>>(a);
-    FERRUM_LAUNCHED("attentionCombineKernel");
-  }
+  if (group > 4) return launchWith<D, 8>(a, stream);
+  if (group > 2) return launchWith<D, 4>(a, stream);
+  if (group == 2) return launchWith<D, 2>(a, stream);
+  return launchWith<D, 1>(a, stream);
 }
 
 }  // namespace
@@ -228,6 +384,9 @@ bool attentionSupportsHeadDim(int headDim) {
 
 void launchAttention(const AttentionArgs& args, cudaStream_t stream) {
   if (args.numRows == 0) return;
+  if (args.numKvHeads <= 0 || args.numHeads % args.numKvHeads != 0 || args.numSplits < 1 || args.numSplits > 32) {
+    throw NativeError("invalid_argument", "attention: heads must be a multiple of kv heads and splits 1 to 32");
+  }
   switch (args.headDim) {
     case 16: return launchFor<16>(args, stream);
     case 32: return launchFor<32>(args, stream);

@@ -71,11 +71,18 @@ struct AttentionArgs {
   const int* kvIndices;      // the batch's kvIndices
   const int* rowKvStart;     // [T] offset of the row's sequence in kvIndices
   const int* rowKvLen;       // [T] kv entries the row attends to (causal: prefix + new tokens up to itself)
+  const int* rowList;        // [numRows] batch rows to attend, or null for rows 0 .. numRows - 1: list entry i
+                             // reads q, rowKvStart, rowKvLen and writes out at row rowList[i]
   bf16* out;                 // [T][numHeads * headDim]
-  float* partial;            // [T][numHeads][numSplits][headDim + 2] when numSplits > 1
+  float* partial;            // when numSplits > 1: numRows * numHeads * numSplits * (headDim + 2) floats, indexed
+                             // by list position i (not batch row): O [i][head][split][headDim], then (m, l) pairs
+                             // [i][head][split]
   int numRows, numHeads, numKvHeads, headDim;
-  int numSplits, splitSize;  // the kv range of each row is cut into numSplits chunks of splitSize (0: per row)
-  float scale;
+  // The kv range of each row is cut into numSplits pieces of splitSize entries (splits past a row's end
+  // contribute nothing); splitSize 0: each row cuts its own range into numSplits pieces of ceil(len / numSplits) rounded
+  // up to kAttentionTile (step-splits.h). With numSplits > 1 a combine kernel merges the pieces.
+  int numSplits, splitSize;
+  float scale;               // softmax scale, multiplied into q
 };
 /** Paged attention over the token pool for any mix of prefill and decode rows (GQA-aware, split-K). */
 void launchAttention(const AttentionArgs& args, cudaStream_t stream);
