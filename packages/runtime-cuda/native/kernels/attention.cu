@@ -311,46 +311,56 @@ __global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) 
   }
 }
 
-// Merges the splits of one (row, head), one warp each: out = Σ_s O_s e^{m_s - M} / Σ_s l_s e^{m_s - M}.
-// Lane s holds split s's weight (numSplits <= 32), so the O loads of every split are independent; splits with
-// m = -inf (past the row's end) get weight 0 and their O, never written this step, is not read into the sum.
+// Merges the splits of one (row, head), one block each: out = Σ_s O_s e^{m_s - M} / Σ_s l_s e^{m_s - M}.
+// Lane s of every warp holds split s's weight (numSplits <= 32); warp w sums splits w, w + 4, ... with all its
+// loads independent, and the four warps' sums meet in shared memory. A split with m = -inf (past the row's
+// end) has weight 0 and its O, not written this step, is never loaded.
 template <int D>
 __global__ void __launch_bounds__(kThreads) attentionCombineKernel(AttentionArgs a) {
-  constexpr int E = D >= 128 ? D / 32 : 4;  // dims per lane; lanes past D / E load dims 0.. and write nothing
+  constexpr int E = D >= 128 ? D / 32 : 4;  // dims per lane; lanes past D / E idle
+  constexpr int kSplitsPerWarp = (kMaxSplits + kWarps - 1) / kWarps;
+  __shared__ __align__(16) float sums[kWarps][D];
   const int warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
-  const int head = blockIdx.y * kWarps + warp;
-  if (head >= a.numHeads) return;
   const int listPos = blockIdx.x;
-  const int row = a.rowList != nullptr ? a.rowList[listPos] : listPos;
+  const int head = blockIdx.y;
   const size_t first = partialIndex(a, listPos, head, 0);
   const float2 ml = lane < a.numSplits ? partialMl(a)[first + lane] : make_float2(-INFINITY, 0.f);
   const float mMax = warpMax(ml.x);
   const float weight = ml.x != -INFINITY ? __expf(ml.x - mMax) : 0.f;
   const float sum = warpSum(weight * ml.y);
-  const int d0 = lane * E < D ? lane * E : 0;
-  const float* o = a.partial + first * D + d0;
+  const int d0 = lane * E;
   float out[E];
 #pragma unroll
   for (int e = 0; e < E; e++) out[e] = 0.f;
-#pragma unroll 8
-  for (int s = 0; s < a.numSplits; s++) {
-    const float w = __shfl_sync(0xffffffffu, weight, s);
+#pragma unroll
+  for (int i = 0; i < kSplitsPerWarp; i++) {
+    const int s = warp + i * kWarps;
+    const float w = __shfl_sync(0xffffffffu, weight, s);  // 0 for splits past numSplits
+    const float* o = a.partial + (first + s) * D + d0;
 #pragma unroll
     for (int e = 0; e < E; e += 4) {
-      const float4 v = *reinterpret_cast<const float4*>(o + static_cast<size_t>(s) * D + e);
-      out[e] = w > 0.f ? fmaf(w, v.x, out[e]) : out[e];
-      out[e + 1] = w > 0.f ? fmaf(w, v.y, out[e + 1]) : out[e + 1];
-      out[e + 2] = w > 0.f ? fmaf(w, v.z, out[e + 2]) : out[e + 2];
-      out[e + 3] = w > 0.f ? fmaf(w, v.w, out[e + 3]) : out[e + 3];
+      const float4 v = w > 0.f && d0 < D ? *reinterpret_cast<const float4*>(o + e) : make_float4(0.f, 0.f, 0.f, 0.f);
+      out[e] += w * v.x;
+      out[e + 1] += w * v.y;
+      out[e + 2] += w * v.z;
+      out[e + 3] += w * v.w;
     }
   }
-  if (lane * E >= D) return;
-  const float inv = sum > 0.f ? 1.f / sum : 0.f;  // sum 0: the row attended to nothing
-  bf16* dst = a.out + static_cast<size_t>(row) * a.numHeads * D + static_cast<size_t>(head) * D + d0;
+  if (d0 < D) {
 #pragma unroll
-  for (int e = 0; e < E; e += 2) {
-    *reinterpret_cast<__nv_bfloat162*>(dst + e) = __floats2bfloat162_rn(out[e] * inv, out[e + 1] * inv);
+    for (int e = 0; e < E; e += 4) {
+      *reinterpret_cast<float4*>(&sums[warp][d0 + e]) = make_float4(out[e], out[e + 1], out[e + 2], out[e + 3]);
+    }
+  }
+  __syncthreads();
+  const int row = a.rowList != nullptr ? a.rowList[listPos] : listPos;
+  const float inv = sum > 0.f ? 1.f / sum : 0.f;  // sum 0: the row attended to nothing
+  for (int d = threadIdx.x; d < D; d += kThreads) {
+    float o = 0.f;
+#pragma unroll
+    for (int k = 0; k < kWarps; k++) o += sums[k][d];
+    a.out[static_cast<size_t>(row) * a.numHeads * D + static_cast<size_t>(head) * D + d] = __float2bfloat16(o * inv);
   }
 }
 
@@ -361,7 +371,7 @@ void launchWith(const AttentionArgs& a, cudaStream_t stream) {
   attentionKernel<D, G><<<grid, kThreads, 0, stream>>>(a);
   FERRUM_LAUNCHED("attentionKernel");
   if (a.numSplits > 1) {
-    attentionCombineKernel<D><<<dim3(a.numRows, (a.numHeads + kWarps - 1) / kWarps), kThreads, 0, stream>>>(a);
+    attentionCombineKernel<D><<<dim3(a.numRows, a.numHeads), kThreads, 0, stream>>>(a);
     FERRUM_LAUNCHED("attentionCombineKernel");
   }
 }
