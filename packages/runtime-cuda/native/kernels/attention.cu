@@ -1,16 +1,17 @@
 // Paged decode attention over the token pool (page size 1: kvIndices lists the slots of each sequence, cached
 // prefix first); any row works, prefill rows included (causality is in rowKvLen). One block of 128 threads
-// per (row, kv head, group chunk, split). The block serves up to G query heads that share the kv head (GQA),
-// so each K/V row is read once per block, and walks its split's kv range in chunks of C entries:
-//   1. scores: L lanes per key, 16 dims each (16-byte loads), a short shuffle reduction; every K and V load
-//      of the chunk is issued up front (the V rows this thread multiplies in step 3 are prefetched here, so
-//      a chunk costs one memory round trip, not two);
+// per (row, kv head, group chunk, split). The block serves G query heads that share the kv head (GQA; G is
+// the group rounded up to 1, 2, 4 or 8, larger groups take several blocks), so each K/V row is read once per
+// block, and walks its split's kv range in chunks of C = 16-64 entries (Geometry):
+//   1. scores: D/16 (or D/8) lanes per key, 16-byte loads, a short shuffle reduction; every K and V load of
+//      the chunk is issued up front (the V rows this thread multiplies in step 3 are prefetched here, so a
+//      chunk costs one memory round trip, not two);
 //   2. softmax: one warp per head takes the chunk's max and sum and rescales the running (m, l) online;
-//   3. P·V: threads over (8-dim slices of the head) × (key subsets), accumulators in registers; the subsets
-//      are summed through shared memory once, at the end.
+//   3. P·V: threads over (8- or 4-dim slices of the head) × (key subsets), accumulators in registers; the
+//      subsets are summed through shuffles and shared memory once, at the end.
 // The next chunk's slot indices are fetched while the current chunk is scored. With several splits each
 // split writes an unnormalized partial (a split past the row's end writes m = -inf, l = 0) and
-// attentionCombineKernel merges them. Numerics: f32 scores, softmax and accumulation.
+// attentionCombineKernel merges them. Numerics: q × scale, scores, softmax and accumulation in f32.
 #include <cfloat>
 #include <type_traits>
 
