@@ -1,10 +1,10 @@
 // One eager forward per scenario on a dummy-weight model, for Nsight Compute to time kernel by kernel
 // (scripts/gpu/profile.sh runs it under ncu; ncu-table.py splits the launches into steps at each
 // embedding kernel and sums them per kernel).
-//   usage: tsx scripts/gpu/profile-steps.ts <config.json> <scenario>...
+//   usage: tsx scripts/gpu/profile-steps.ts <config.json> <layers> <scenario>...
+//   layers: cut the model to that many layers (per-layer kernels are the same; fewer launches keep ncu's
+//   replay time down); 0 keeps the config's
 //   scenario: prefill:<tokens> | decode:<seqs>:<context> | extend:<new tokens>:<context>
-//   env: FERRUM_PROFILE_LAYERS cuts the model to that many layers (per-layer kernels are the same; fewer
-//   launches keep ncu's replay time down)
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,10 +12,10 @@ import { loadModelConfig } from '../../packages/models/src/index.js';
 import { createCudaBackend } from '../../packages/runtime-cuda/src/index.js';
 import { SLOTS_PER_SEQUENCE, syntheticBatch } from './synthetic-batch.js';
 
-const [configFile, ...scenarios] = process.argv.slice(2);
+const [configFile, layers, ...scenarios] = process.argv.slice(2);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ferrum-profile-'));
 const raw = JSON.parse(readFileSync(configFile, 'utf8'));
-if (process.env.FERRUM_PROFILE_LAYERS) raw.num_hidden_layers = Number(process.env.FERRUM_PROFILE_LAYERS);
+if (Number(layers) > 0) raw.num_hidden_layers = Number(layers);
 writeFileSync(path.join(dir, 'config.json'), JSON.stringify(raw));
 const config = await loadModelConfig(dir);
 const executor = await createCudaBackend().loadModel({

@@ -91,7 +91,9 @@ describe.skipIf(!available)(
         // Mixed: sequence A (slots 2000..) prefills its first 120 tokens, then its last 80 as a chunk over
         // that cached prefix in the same step as sequence B's decode row (B reuses slots 1000.., which hold
         // the whole prompt's K/V now, and re-decodes the last position).
-        await logitsOf([{ tokens: prompt.slice(0, 120), kvSlots: range(2000, 120), sample: 'none' }]);
+        await executor.forward(
+          buildBatch([{ tokens: prompt.slice(0, 120), kvSlots: range(2000, 120), sample: 'none' }]),
+        );
         const mixed = await logitsOf([
           { tokens: [prompt[PROMPT - 1]], kvSlots: range(1000, PROMPT), sample: 'all' },
           { tokens: prompt.slice(120), kvSlots: range(2000, PROMPT), sample: 'all' },

@@ -17,6 +17,7 @@
 
 #include "../cuda-check.h"
 #include "attention-prefill.h"
+#include "device-math.cuh"
 
 namespace ferrum {
 namespace {
@@ -274,26 +275,29 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   }
 }
 
-// Merges the splits of every (row, head) of a tile: out = Σ O_s 2^(m_s - M) / Σ l_s 2^(m_s - M).
+// Merges the splits of one (row, head): out = Σ O_s 2^(m_s - M) / Σ l_s 2^(m_s - M). One block of
+// max(32, D) threads per (tile row, head); lane s of each warp holds split s's weight (numSplits ≤ 16), and
+// thread d sums dimension d with every load independent of the others.
 __global__ void prefillCombineKernel(PrefillAttentionArgs a) {
-  const int* tile = a.tiles + 4 * blockIdx.x;
-  const int firstRow = tile[0], numRows = tile[1];
+  const int* tile = a.tiles + 4 * (blockIdx.x / kRows);
+  const int r = blockIdx.x % kRows;
+  if (r >= tile[1]) return;
+  const int row = tile[0] + r;
   const int head = blockIdx.y;
   const int D = a.headDim;
-  for (int i = threadIdx.x; i < numRows * D; i += blockDim.x) {
-    const int row = firstRow + i / D;
-    const int d = i % D;
-    const float* part = a.partial + (static_cast<size_t>(row) * a.numHeads + head) * a.numSplits * (D + 2);
-    float mMax = -INFINITY;
-    for (int s = 0; s < a.numSplits; s++) mMax = fmaxf(mMax, part[s * (D + 2) + D]);
-    float sum = 0.f, out = 0.f;
-    for (int s = 0; s < a.numSplits; s++) {
-      const float* p = part + s * (D + 2);
-      if (p[D] == -INFINITY) continue;
-      const float scale = exp2f(p[D] - mMax);
-      sum += p[D + 1] * scale;
-      out += p[d] * scale;
-    }
+  const int lane = threadIdx.x & 31;
+  const float* part = a.partial + (static_cast<size_t>(row) * a.numHeads + head) * a.numSplits * (D + 2);
+  const float m = lane < a.numSplits ? part[lane * (D + 2) + D] : -INFINITY;
+  const float mMax = warpMax(m);
+  const float weight = m == -INFINITY ? 0.f : exp2f(m - mMax);
+  const float sum = warpSum(lane < a.numSplits ? weight * part[lane * (D + 2) + D + 1] : 0.f);
+  const int d = threadIdx.x;
+  float out = 0.f;
+  for (int s = 0; s < a.numSplits; s++) {
+    const float w = __shfl_sync(0xffffffffu, weight, s);
+    if (w > 0.f && d < D) out += w * part[s * (D + 2) + d];
+  }
+  if (d < D) {
     a.out[static_cast<size_t>(row) * a.numHeads * D + static_cast<size_t>(head) * D + d] =
         __float2bfloat16(sum > 0.f ? out / sum : 0.f);
   }
@@ -310,7 +314,7 @@ void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
   prefillAttentionKernel<D><<<dim3(a.numTiles, a.numHeads, a.numSplits), kThreads, bytes, stream>>>(a);
   FERRUM_LAUNCHED("prefillAttentionKernel");
   if (a.numSplits > 1) {
-    prefillCombineKernel<<<dim3(a.numTiles, a.numHeads), 128, 0, stream>>>(a);
+    prefillCombineKernel<<<dim3(a.numTiles * kRows, a.numHeads), D < 32 ? 32 : D, 0, stream>>>(a);
     FERRUM_LAUNCHED("prefillCombineKernel");
   }
 }

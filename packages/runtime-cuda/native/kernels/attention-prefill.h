@@ -39,7 +39,7 @@ inline int choosePrefillSplits(int numTiles, int numHeads, int maxKvLen, int num
   if (blocks >= 2 * numSms || maxKvLen < 2 * kMinKvPerSplit || numTokens == 0) return 1;
   int splits = std::min((2 * numSms + blocks - 1) / blocks, maxKvLen / kMinKvPerSplit);
   splits = std::min<int>(splits, static_cast<int>(partialRowSplits / static_cast<size_t>(numTokens)));
-  return std::max(1, std::min(splits, 16));
+  return std::max(1, std::min(splits, 16));  // the combine kernel gives each split one lane
 }
 
 /** Head dims the prefill kernel is instantiated for; others run every row through launchAttention. */

@@ -126,13 +126,7 @@ void launchGemv(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool
   if (n == 0) return;
   switch (m) {
     case 1: launchRows<1>(x, w, y, n, k, outF32, stream); break;
-    case 2: launchRows<2>(x, w, y, n, k, outF32, stream); break;
-    case 3: launchRows<3>(x, w, y, n, k, outF32, stream); break;
-    case 4: launchRows<4>(x, w, y, n, k, outF32, stream); break;
-    case 5: launchRows<5>(x, w, y, n, k, outF32, stream); break;
-    case 6: launchRows<6>(x, w, y, n, k, outF32, stream); break;
-    case 7: launchRows<7>(x, w, y, n, k, outF32, stream); break;
-    default: launchRows<8>(x, w, y, n, k, outF32, stream); break;
+    default: launchRows<2>(x, w, y, n, k, outF32, stream); break;
   }
   FERRUM_LAUNCHED("gemvKernel");
 }
