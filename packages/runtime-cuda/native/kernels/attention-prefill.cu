@@ -2,8 +2,9 @@
 // head); a tile is up to 64 consecutive new tokens of one sequence, so every row of it shares the kv list
 // and row i of the tile sees kvLenFirst + i entries (the cached prefix plus the tile's causal triangle).
 // Four warps each own 16 query rows. Per step of 64 kv entries:
-//   - K and V rows are gathered from their slots into shared memory with cp.async (V's copy overlaps Q·Kᵀ;
-//     entries past the tile's last visible one are zero-filled so masked P·V never touches pool garbage);
+//   - K and V rows are gathered from their slots into shared memory with cp.async, double-buffered: the next
+//     step's gather is in flight while this one computes (entries past the range's end are zero-filled so
+//     masked P·V never touches pool garbage);
 //   - S = Q·Kᵀ with mma.sync m16n8k16 (bf16 in, f32 out), fragments loaded with ldmatrix;
 //   - online softmax on S in registers (each row's four owner lanes reduce with two shuffles);
 //   - P is repacked from the accumulator layout straight into the A-operand layout, and O += P·V with V
@@ -69,7 +70,8 @@ __device__ __forceinline__ uint32_t packBf16(float lo, float hi) {
 template <int D>
 struct Smem {
   static constexpr int kStride = D + 8;  // bf16 elements per row: +16 bytes keeps ldmatrix rows conflict-free
-  static constexpr size_t kBytes = static_cast<size_t>(kRows + 2 * kKeys) * kStride * sizeof(bf16);
+  // Q, then two buffers of K and V.
+  static constexpr size_t kBytes = static_cast<size_t>(kRows + 4 * kKeys) * kStride * sizeof(bf16);
 };
 
 // Gathers kKeys K or V rows (this kv head's D elements each) from their slots; rows >= `valid` become zeros.
@@ -93,8 +95,7 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   constexpr int kDimTiles = D / 8;   // n-tiles of O
   extern __shared__ __align__(16) unsigned char smemRaw[];
   bf16* qs = reinterpret_cast<bf16*>(smemRaw);
-  bf16* ks = qs + kRows * kStride;
-  bf16* vs = ks + kKeys * kStride;
+  bf16* kvBuffers = qs + kRows * kStride;  // buffer b: K at b × 2 × kKeys rows, V kKeys rows after it
 
   const int* tile = a.tiles + 4 * blockIdx.x;
   const int firstRow = tile[0], numRows = tile[1], kvStart = tile[2], kvLenFirst = tile[3];
@@ -134,21 +135,36 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   for (int t = 0; t < kDimTiles; t++) o[t][0] = o[t][1] = o[t][2] = o[t][3] = 0.f;
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
 
-  waitAsync<0>();
+  // One commit group per step: K and V of kKeys entries from `from` into buffer b.
+  auto gatherStep = [&](int from, int b) {
+    bf16* k = kvBuffers + b * 2 * kKeys * kStride;
+    const int valid = min(kKeys, end - from);
+    gatherRows<D>(k, a.kCache, slots + from, valid, kvDim, headOffset);
+    gatherRows<D>(k + kKeys * kStride, a.vCache, slots + from, valid, kvDim, headOffset);
+    commitAsync();
+  };
+  if (begin < end) {
+    gatherStep(begin, 0);
+    waitAsync<1>();  // Q is in; the first step may still be in flight
+  } else {
+    waitAsync<0>();
+  }
   __syncthreads();
 #pragma unroll
   for (int s = 0; s < kSteps; s++) {
     loadMatrixX4(qa[s], qs + (warp * 16 + (lane & 15)) * kStride + s * 16 + (lane >> 4) * 8);
   }
 
-  for (int base = begin; base < end; base += kKeys) {
-    const int valid = min(kKeys, end - base);
-    gatherRows<D>(ks, a.kCache, slots + base, valid, kvDim, headOffset);
-    commitAsync();
-    gatherRows<D>(vs, a.vCache, slots + base, valid, kvDim, headOffset);
-    commitAsync();
-    waitAsync<1>();  // K is in; V may still be in flight
+  for (int base = begin, buf = 0; base < end; base += kKeys, buf ^= 1) {
+    if (base + kKeys < end) {
+      gatherStep(base + kKeys, buf ^ 1);
+      waitAsync<1>();  // this step's group is in; the next one stays in flight
+    } else {
+      waitAsync<0>();
+    }
     __syncthreads();
+    const bf16* ks = kvBuffers + buf * 2 * kKeys * kStride;
+    const bf16* vs = ks + kKeys * kStride;
     const bool active = base < warpLimit && warp * 16 < numRows;  // uniform across the warp
     float p[kKeys / 8][4];
     if (active) {
@@ -215,8 +231,6 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
         o[t][3] *= alpha1;
       }
     }
-    waitAsync<0>();
-    __syncthreads();
     if (active) {
       // O += P·V: k-step j covers keys 16j..16j+15, i.e. S n-tiles 2j and 2j+1.
 #pragma unroll
@@ -236,7 +250,7 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
         }
       }
     }
-    __syncthreads();  // the next step overwrites ks and vs
+    __syncthreads();  // the next iteration's gather overwrites the other buffer, which this one read last
   }
 
   if (a.numSplits > 1) {

@@ -36,7 +36,7 @@ inline int choosePrefillSplits(int numTiles, int numHeads, int maxKvLen, int num
                                size_t partialRowSplits) {
   constexpr int kMinKvPerSplit = 256;
   const int blocks = numTiles * numHeads;
-  if (blocks >= 2 * numSms || maxKvLen < 2 * kMinKvPerSplit || numTokens == 0) return 1;
+  if (blocks >= numSms || maxKvLen < 2 * kMinKvPerSplit || numTokens == 0) return 1;
   int splits = std::min((2 * numSms + blocks - 1) / blocks, maxKvLen / kMinKvPerSplit);
   splits = std::min<int>(splits, static_cast<int>(partialRowSplits / static_cast<size_t>(numTokens)));
   return std::max(1, std::min(splits, 16));  // the combine kernel gives each split one lane
