@@ -105,9 +105,23 @@ bool ModelRunner::stageDecodeGraph(const StepView& v) {
   return true;
 }
 
+void ModelRunner::tuneGemms(int rows) {
+  const ModelShape& s = config_.shape;
+  const LayerOffsets& w = config_.layers[0];  // every layer has the same shapes
+  const bf16* lmHead = weight(config_.lmHeadOffset >= 0 ? config_.lmHeadOffset : config_.embedOffset);
+  gemm_->tune(hidden_.as<bf16>(), weight(w.qkvW), qkv_.as(), rows, s.qkvDim(), s.hiddenSize, false, stream_);
+  gemm_->tune(attnOut_.as<bf16>(), weight(w.oW), proj_.as(), rows, s.hiddenSize, s.qDim(), false, stream_);
+  gemm_->tune(hidden_.as<bf16>(), weight(w.gateUpW), gateUp_.as(), rows, 2 * s.intermediateSize, s.hiddenSize, false,
+              stream_);
+  gemm_->tune(act_.as<bf16>(), weight(w.downW), proj_.as(), rows, s.hiddenSize, s.intermediateSize, false, stream_);
+  gemm_->tune(sampledHidden_.as<bf16>(), lmHead, logits_.as(), rows, s.vocabSize, s.hiddenSize, true, stream_);
+}
+
 cudaGraphExec_t ModelRunner::decodeGraph(int bucket) {
   const auto found = graphs_.find(bucket);
   if (found != graphs_.end()) return found->second;
+  // The staged step is replayed from its upload after capture, so the workspaces tuning writes hold nothing yet.
+  tuneGemms(bucket);
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   const int* upload = upload_.as<int>();

@@ -22,7 +22,19 @@ Gemm::~Gemm() {
 
 // Row-major y = x·wᵀ is column-major yᵀ (n×m) = op(A)·B with A = w seen as a k×n column-major matrix
 // (transposed) and B = x seen as k×m column-major.
-const Gemm::Plan& Gemm::plan(int m, int n, int k, bool outF32) {
+int Gemm::candidates(const Plan& p, cublasLtMatmulHeuristicResult_t* results, int max) const {
+  cublasLtMatmulPreference_t preference = nullptr;
+  FERRUM_CUBLAS(cublasLtMatmulPreferenceCreate(&preference));
+  FERRUM_CUBLAS(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                     &workspaceBytes_, sizeof(workspaceBytes_)));
+  int count = 0;
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.a, p.b, p.c, p.c, preference, max, results, &count);
+  cublasLtMatmulPreferenceDestroy(preference);
+  return status == CUBLAS_STATUS_SUCCESS ? count : 0;
+}
+
+Gemm::Plan& Gemm::plan(int m, int n, int k, bool outF32) {
   const uint64_t key = (static_cast<uint64_t>(m) << 42) ^ (static_cast<uint64_t>(n) << 21) ^
                        static_cast<uint64_t>(k) ^ (outF32 ? (1ull << 63) : 0ull);
   auto found = plans_.find(key);
@@ -35,16 +47,8 @@ const Gemm::Plan& Gemm::plan(int m, int n, int k, bool outF32) {
   FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16BF, k, n, k));
   FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_16BF, k, m, k));
   FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&p.c, outF32 ? CUDA_R_32F : CUDA_R_16BF, n, m, n));
-  cublasLtMatmulPreference_t preference = nullptr;
-  FERRUM_CUBLAS(cublasLtMatmulPreferenceCreate(&preference));
-  FERRUM_CUBLAS(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                     &workspaceBytes_, sizeof(workspaceBytes_)));
   cublasLtMatmulHeuristicResult_t result{};
-  int found_count = 0;
-  const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.a, p.b, p.c, p.c, preference, 1, &result, &found_count);
-  cublasLtMatmulPreferenceDestroy(preference);
-  if (status != CUBLAS_STATUS_SUCCESS || found_count == 0) {
+  if (candidates(p, &result, 1) == 0) {
     cublasLtMatrixLayoutDestroy(p.a);
     cublasLtMatrixLayoutDestroy(p.b);
     cublasLtMatrixLayoutDestroy(p.c);
@@ -54,6 +58,42 @@ const Gemm::Plan& Gemm::plan(int m, int n, int k, bool outF32) {
   }
   p.algo = result.algo;
   return plans_.emplace(key, p).first->second;
+}
+
+void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
+  if (m == 0 || gemvSupports(x, w, m, k)) return;
+  Plan& p = plan(m, n, k, outF32);
+  if (p.tuned) return;
+  constexpr int kCandidates = 16, kRepeats = 5;
+  cublasLtMatmulHeuristicResult_t results[kCandidates];
+  const int count = candidates(p, results, kCandidates);
+  cudaEvent_t start = nullptr, stop = nullptr;
+  FERRUM_CUDA(cudaEventCreate(&start));
+  FERRUM_CUDA(cudaEventCreate(&stop));
+  const float alpha = 1.f, beta = 0.f;
+  float best = 0.f;
+  for (int i = 0; i < count; i++) {
+    if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
+    const cublasLtMatmulAlgo_t* algo = &results[i].algo;
+    auto once = [&]() {
+      return cublasLtMatmul(handle_, p.desc, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, algo, workspace_,
+                            workspaceBytes_, stream);
+    };
+    if (once() != CUBLAS_STATUS_SUCCESS) continue;  // a candidate this shape cannot run: skip it
+    FERRUM_CUDA(cudaEventRecord(start, stream));
+    for (int r = 0; r < kRepeats; r++) once();
+    FERRUM_CUDA(cudaEventRecord(stop, stream));
+    FERRUM_CUDA(cudaEventSynchronize(stop));
+    float ms = 0.f;
+    FERRUM_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    if (best == 0.f || ms < best) {
+      best = ms;
+      p.algo = *algo;
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  p.tuned = true;
 }
 
 void Gemm::run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {

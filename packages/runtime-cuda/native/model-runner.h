@@ -98,6 +98,8 @@ class ModelRunner {
   bool stageDecodeGraph(const StepView& view);
   /** The executable graph of `bucket`, captured on first use from the staged (graph-layout) step. */
   cudaGraphExec_t decodeGraph(int bucket);
+  /** Pick the fastest cuBLASLt algorithm of every GEMM shape a step of `rows` tokens runs (before capture). */
+  void tuneGemms(int rows);
   /** Attention splits of a decode graph: chosen for long contexts, the split size decided per row on device. */
   int graphSplits(int bucket) const;
   /** Rows × splits the attention partials workspace holds. */

@@ -8,11 +8,13 @@
 //   - S = Q·Kᵀ with mma.sync m16n8k16 (bf16 in, f32 out), fragments loaded with ldmatrix;
 //   - online softmax on S in registers (each row's four owner lanes reduce with two shuffles);
 //   - P is repacked from the accumulator layout straight into the A-operand layout, and O += P·V with V
-//     loaded through ldmatrix.trans.
+//     loaded through ldmatrix.trans. P goes in as two bf16 terms, hi = bf16(P) and lo = bf16(P - hi), so the
+//     product keeps ~16 bits of P: prefill then agrees with the decode kernel (f32 P) to f32 rounding, and a
+//     sequence recomputed after preemption continues as it would have.
 // A tile whose kv list is long next to the work available (a short chunk over a long cached prefix) is cut
 // into numSplits kv ranges, one block each; the splits write unnormalized partials that
 // prefillCombineKernel merges.
-// Numerics: f32 scores and accumulation; P is rounded to bf16 for the second product (as in flash-attention).
+// Numerics: f32 scores, softmax and accumulation; P carried as a bf16 hi + lo pair (above).
 #include <cfloat>
 #include <cstdint>
 
@@ -62,9 +64,13 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-__device__ __forceinline__ uint32_t packBf16(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&v);
+// Two floats as a bf16 pair (first in the low half), and the pair of their rounding remainders.
+__device__ __forceinline__ void splitBf16(float x, float y, uint32_t& hi, uint32_t& lo) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(x, y);
+  const float2 back = __bfloat1622float2(h);
+  const __nv_bfloat162 l = __floats2bfloat162_rn(x - back.x, y - back.y);
+  hi = *reinterpret_cast<const uint32_t*>(&h);
+  lo = *reinterpret_cast<const uint32_t*>(&l);
 }
 
 template <int D>
@@ -235,11 +241,11 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
       // O += P·V: k-step j covers keys 16j..16j+15, i.e. S n-tiles 2j and 2j+1.
 #pragma unroll
       for (int j = 0; j < kKeys / 16; j++) {
-        uint32_t pa[4];
-        pa[0] = packBf16(p[2 * j][0], p[2 * j][1]);
-        pa[1] = packBf16(p[2 * j][2], p[2 * j][3]);
-        pa[2] = packBf16(p[2 * j + 1][0], p[2 * j + 1][1]);
-        pa[3] = packBf16(p[2 * j + 1][2], p[2 * j + 1][3]);
+        uint32_t pa[4], pl[4];
+        splitBf16(p[2 * j][0], p[2 * j][1], pa[0], pl[0]);
+        splitBf16(p[2 * j][2], p[2 * j][3], pa[1], pl[1]);
+        splitBf16(p[2 * j + 1][0], p[2 * j + 1][1], pa[2], pl[2]);
+        splitBf16(p[2 * j + 1][2], p[2 * j + 1][3], pa[3], pl[3]);
         const int key = j * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
 #pragma unroll
         for (int t = 0; t < kDimTiles; t += 2) {  // D is a multiple of 16: n-tiles come in pairs
@@ -247,6 +253,8 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
           loadMatrixX4Trans(b, vs + key * kStride + t * 8 + (lane >> 4) * 8);
           mma16816(o[t], pa, b[0], b[1]);
           mma16816(o[t + 1], pa, b[2], b[3]);
+          mma16816(o[t], pl, b[0], b[1]);
+          mma16816(o[t + 1], pl, b[2], b[3]);
         }
       }
     }
