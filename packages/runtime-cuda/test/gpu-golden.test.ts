@@ -19,6 +19,10 @@ const { available, reason } = await cudaAvailability();
 const models = tinyModels();
 /** bf16 tolerance of the issue: max abs error ≤ 2e-2 × the logit range. */
 const BF16_FRACTION = 2e-2;
+/** Same rows through different kernel paths (prefill tiles vs decode rows, GEMV vs cuBLASLt at different
+ * row counts): f32 sums in another order round an occasional bf16 activation one ulp apart (measured up to
+ * 3.1e-3 × range on these fixtures). Paths that share kernels are held to 1e-3. */
+const CROSS_PATH_FRACTION = 5e-3;
 
 describe.skipIf(!available || models.length === 0)(
   `cuda: tiny fixtures against transformers${available ? '' : ` (skipped: ${reason})`}`,
@@ -70,7 +74,9 @@ describe.skipIf(!available || models.length === 0)(
           const step: SeqStep = { tokens: [prompt[i]], kvSlots: range(1000, i + 1), sample: 'last' };
           const { logits } = await executor.forward(buildBatch([step]));
           const want = alone[p].subarray(i * vocab, (i + 1) * vocab);
-          expect(maxAbsDiff(logits!, want), `position ${i}`).toBeLessThanOrEqual(1e-3 * valueRange(want));
+          expect(maxAbsDiff(logits!, want), `position ${i}`).toBeLessThanOrEqual(
+            CROSS_PATH_FRACTION * valueRange(want),
+          );
         }
       });
 
@@ -126,7 +132,11 @@ describe.skipIf(!available || models.length === 0)(
             );
             const rows = first ? logits!.subarray(vocab) : logits!.subarray(0, tokens.length * vocab);
             const want = expected.subarray(start * vocab, (start + tokens.length) * vocab);
-            expect(maxAbsDiff(rows, want), `chunk at ${start}`).toBeLessThanOrEqual(1e-3 * valueRange(want));
+            // Chunks of one token are decode rows; longer chunks run the prefill kernel like the whole prompt.
+            const tolerance = chunk === 1 ? CROSS_PATH_FRACTION : 1e-3;
+            expect(maxAbsDiff(rows, want), `chunk at ${start}`).toBeLessThanOrEqual(
+              tolerance * valueRange(want),
+            );
           }
         },
       );

@@ -2,8 +2,9 @@
 // transformers by the golden tests): a dummy-weight Qwen3-shaped model with real head dims (64, 128) sees the
 // same tokens prefilled in one step (prefill tiles, several per sequence), one token per step (decode rows
 // only), and in mixed steps where a prefill chunk over a cached prefix shares the batch with decode rows.
-// The prefill kernel carries P as a bf16 hi + lo pair, so the two kernels agree to f32 rounding: every
-// position's logits must agree as tightly as the golden suite's batch-invariance checks ask.
+// The prefill kernel carries P as a bf16 hi + lo pair, so the two attention kernels agree to f32 rounding;
+// what remains is the GEMMs' bf16 rounding at different row counts (GEMV for one row, cuBLASLt for many):
+// every position's logits must agree within the golden suite's cross-path tolerance.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +17,7 @@ import { buildBatch, cudaAvailability, maxAbsDiff, range, type SeqStep, valueRan
 const { available, reason } = await cudaAvailability();
 
 const PROMPT = 200; // four prefill tiles of 64 rows, the last one partial
-const TOLERANCE = 1e-3; // of the logit range, as the golden suite's invariance checks
+const TOLERANCE = 5e-3; // of the logit range, as the golden suite's cross-path checks
 
 function configFor(headDim: number): Record<string, unknown> {
   return {
