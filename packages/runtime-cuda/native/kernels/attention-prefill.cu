@@ -3,8 +3,9 @@
 // and row i of the tile sees kvLenFirst + i entries (the cached prefix plus the tile's causal triangle).
 // Four warps each own 16 query rows. Per step of 64 kv entries:
 //   - K and V rows are gathered from their slots into shared memory with cp.async, double-buffered: the next
-//     step's gather is in flight while this one computes (entries past the range's end are zero-filled so
-//     masked P·V never touches pool garbage);
+//     step's gather is in flight while this one computes, and the slot indices it needs were read into
+//     shared memory a step earlier still (entries past the range's end are zero-filled so masked P·V never
+//     touches pool garbage);
 //   - S = Q·Kᵀ with mma.sync m16n8k16 (bf16 in, f32 out), fragments loaded with ldmatrix;
 //   - online softmax on S in registers (each row's four owner lanes reduce with two shuffles);
 //   - P is repacked from the accumulator layout straight into the A-operand layout, and O += P·V with V
@@ -141,12 +142,20 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   for (int t = 0; t < kDimTiles; t++) o[t][0] = o[t][1] = o[t][2] = o[t][3] = 0.f;
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
 
+  // Slot indices of the steps whose gathers are next: step i's in ring[i & 1], like its K/V buffer.
+  __shared__ int ring[2][kKeys];
+  if (threadIdx.x < kKeys) {
+    const int i0 = begin + threadIdx.x, i1 = i0 + kKeys;
+    ring[0][threadIdx.x] = i0 < end ? slots[i0] : 0;
+    ring[1][threadIdx.x] = i1 < end ? slots[i1] : 0;
+  }
+  __syncthreads();
   // One commit group per step: K and V of kKeys entries from `from` into buffer b.
   auto gatherStep = [&](int from, int b) {
     bf16* k = kvBuffers + b * 2 * kKeys * kStride;
     const int valid = min(kKeys, end - from);
-    gatherRows<D>(k, a.kCache, slots + from, valid, kvDim, headOffset);
-    gatherRows<D>(k + kKeys * kStride, a.vCache, slots + from, valid, kvDim, headOffset);
+    gatherRows<D>(k, a.kCache, ring[b], valid, kvDim, headOffset);
+    gatherRows<D>(k + kKeys * kStride, a.vCache, ring[b], valid, kvDim, headOffset);
     commitAsync();
   };
   if (begin < end) {
@@ -162,6 +171,9 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   }
 
   for (int base = begin, buf = 0; base < end; base += kKeys, buf ^= 1) {
+    // The slot of step i + 2 for this thread: read now, stored after this step's compute.
+    const int aheadIndex = base + 2 * kKeys + threadIdx.x;
+    const int ahead = threadIdx.x < kKeys && aheadIndex < end ? slots[aheadIndex] : 0;
     if (base + kKeys < end) {
       gatherStep(base + kKeys, buf ^ 1);
       waitAsync<1>();  // this step's group is in; the next one stays in flight
@@ -258,6 +270,8 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
         }
       }
     }
+    // ring[buf] fed this step's gather, issued last iteration: free for step i + 2.
+    if (threadIdx.x < kKeys) ring[buf][threadIdx.x] = ahead;
     __syncthreads();  // the next iteration's gather overwrites the other buffer, which this one read last
   }
 
