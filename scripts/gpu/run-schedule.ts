@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadModelConfig } from '../../packages/models/src/index.js';
+import { buildBatch } from '../../packages/models/src/testing/index.js';
 import { createCudaBackend } from '../../packages/runtime-cuda/src/index.js';
 import {
   type ForwardBatch,
@@ -47,35 +48,14 @@ const sampled = {
 };
 let lastBatch: ForwardBatch | undefined;
 for (const step of schedule.steps) {
-  const tokenIds: number[] = [];
-  const positions: number[] = [];
-  const slotMapping: number[] = [];
-  const kvIndices: number[] = [];
-  const sampleRows: number[] = [];
-  const qIndptr = [0];
-  const kvIndptr = [0];
-  for (const [name, start, count] of step) {
-    for (let i = start; i < start + count; i++) {
-      tokenIds.push(schedule.seqs[name][i]);
-      positions.push(i);
-      slotMapping.push(slots[name][i]);
-    }
-    sampleRows.push(tokenIds.length - 1);
-    kvIndices.push(...slots[name].slice(0, start + count));
-    qIndptr.push(tokenIds.length);
-    kvIndptr.push(kvIndices.length);
-  }
-  lastBatch = {
-    tokenIds: Int32Array.from(tokenIds),
-    positions: Int32Array.from(positions),
-    qIndptr: Int32Array.from(qIndptr),
-    kvIndptr: Int32Array.from(kvIndptr),
-    kvIndices: Int32Array.from(kvIndices),
-    slotMapping: Int32Array.from(slotMapping),
-    sampleRows: Int32Array.from(sampleRows),
-    numSeqs: step.length,
-    numTokens: tokenIds.length,
-  };
+  // Each entry: a sequence's tokens [start, start + count) over its slots up to there, last row sampled.
+  lastBatch = buildBatch(
+    step.map(([name, start, count]) => ({
+      tokens: schedule.seqs[name].slice(start, start + count),
+      kvSlots: slots[name].slice(0, start + count),
+      sample: 'last' as const,
+    })),
+  );
   rows.push((await executor.forward(lastBatch)).logits!);
 }
 if (lastBatch) {

@@ -1,20 +1,12 @@
 // Synthetic forward batches for GPU benchmarks and profiles: `seqs` sequences, each with `newTokens` new
-// tokens at the end of `context` tokens, sequence s owning slots s × 1024 + j, greedy device sampling of
-// each sequence's last row.
-import type { ModelConfig } from '../../packages/models/src/index.js';
-import {
-  DEFAULT_SAMPLING_PARAMS,
-  type ForwardBatch,
-  type RowSampling,
-} from '../../packages/types/src/index.js';
+// tokens at the end of `context` tokens, sequence s owning slots s × SLOTS_PER_SEQUENCE + j, greedy device
+// sampling of each sequence's last row without logprobs (as a plain greedy request runs).
+import { buildBatch, greedyRow, range } from '../../packages/models/src/testing/index.js';
+import type { ForwardBatch, ModelConfig, RowSampling } from '../../packages/types/src/index.js';
 
-const greedy: RowSampling = {
-  requestId: 'bench',
-  params: { ...DEFAULT_SAMPLING_PARAMS, temperature: 0 },
-  seed: 0,
-  outputTokenIds: new Int32Array(0),
-  promptTokenIds: new Int32Array(0),
-  needsHostLogits: false,
+const greedy = (): RowSampling => {
+  const row = greedyRow();
+  return { ...row, params: { ...row.params, logprobs: null } };
 };
 
 /** Slots per sequence: `context` must not exceed it. */
@@ -27,34 +19,10 @@ export function syntheticBatch(
   newTokens: number,
   firstSeq = 0,
 ): ForwardBatch {
-  const T = seqs * newTokens;
-  const kvIndices = new Int32Array(seqs * context);
-  const positions = new Int32Array(T);
-  const slotMapping = new Int32Array(T);
-  const qIndptr = new Int32Array(seqs + 1);
-  const kvIndptr = new Int32Array(seqs + 1);
-  const sampleRows = new Int32Array(seqs);
-  for (let s = 0; s < seqs; s++) {
-    const base = (firstSeq + s) * SLOTS_PER_SEQUENCE;
-    for (let j = 0; j < context; j++) kvIndices[s * context + j] = base + j;
-    for (let i = 0; i < newTokens; i++) {
-      positions[s * newTokens + i] = context - newTokens + i;
-      slotMapping[s * newTokens + i] = base + context - newTokens + i;
-    }
-    qIndptr[s + 1] = (s + 1) * newTokens;
-    kvIndptr[s + 1] = (s + 1) * context;
-    sampleRows[s] = (s + 1) * newTokens - 1;
-  }
-  return {
-    tokenIds: new Int32Array(T).map((_, i) => (i * 7919 + 13) % config.vocabSize),
-    positions,
-    qIndptr,
-    kvIndptr,
-    kvIndices,
-    slotMapping,
-    sampleRows,
-    numSeqs: seqs,
-    numTokens: T,
-    sampling: Array(seqs).fill(greedy),
-  };
+  const steps = Array.from({ length: seqs }, (_, s) => ({
+    tokens: Array.from({ length: newTokens }, (_, i) => ((s * newTokens + i) * 7919 + 13) % config.vocabSize),
+    kvSlots: range((firstSeq + s) * SLOTS_PER_SEQUENCE, context),
+    sample: 'last' as const,
+  }));
+  return buildBatch(steps, greedy);
 }
