@@ -1,3 +1,4 @@
+import { fetchFailureReason } from '../fetch-failure-reason.js';
 import type { BenchPrompt } from './prompt-dataset.js';
 
 /** Where and how to send benchmark requests. */
@@ -55,9 +56,10 @@ export async function streamRequest(target: BenchTarget, prompt: BenchPrompt): P
     itlMs: [],
     e2elMs: performance.now() - start,
   });
-  let res: Response;
+  let times: readonly number[];
+  let usage: { promptTokens: number; outputTokens: number };
   try {
-    res = await fetch(`${target.baseUrl}/v1/completions`, {
+    const res = await fetch(`${target.baseUrl}/v1/completions`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -65,16 +67,36 @@ export async function streamRequest(target: BenchTarget, prompt: BenchPrompt): P
       },
       body: JSON.stringify(body),
     });
+    if (!res.ok || !res.body) return failed(`HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
+    ({ times, usage } = await readEvents(res.body));
   } catch (error) {
-    return failed((error as Error).message);
+    // Refused, dropped mid-stream, a malformed or an error event: this request failed, the run goes on.
+    return failed(fetchFailureReason(error));
   }
-  if (!res.ok || !res.body) return failed(`HTTP ${res.status}: ${(await res.text()).slice(0, 200)}`);
+  if (times.length === 0) return failed('no token received');
+  return {
+    ok: true,
+    promptTokens: usage.promptTokens,
+    outputTokens: usage.outputTokens >= 0 ? usage.outputTokens : times.length,
+    ttftMs: times[0] - start,
+    itlMs: times.slice(1).map((t, i) => t - times[i]),
+    e2elMs: performance.now() - start,
+  };
+}
+
+/**
+ * Read server-sent events to the end: the arrival time of each chunk that carries text, and the usage
+ * chunk's counts (`outputTokens` -1 when none came).
+ * @throws on a malformed event, an error event, or a connection that drops.
+ */
+async function readEvents(
+  stream: ReadableStream<Uint8Array>,
+): Promise<{ times: number[]; usage: { promptTokens: number; outputTokens: number } }> {
   const times: number[] = [];
-  let promptTokens = 0;
-  let outputTokens = -1;
+  const usage = { promptTokens: 0, outputTokens: -1 };
   let buffer = '';
   const decoder = new TextDecoder();
-  for await (const bytes of res.body) {
+  for await (const bytes of stream) {
     const now = performance.now();
     buffer += decoder.decode(bytes, { stream: true });
     let end = buffer.indexOf('\n\n');
@@ -85,22 +107,14 @@ export async function streamRequest(target: BenchTarget, prompt: BenchPrompt): P
       const data = event.startsWith('data: ') ? event.slice(6) : '';
       if (data === '' || data === '[DONE]') continue;
       const chunk = JSON.parse(data) as CompletionChunk;
-      if (chunk.error) return failed(chunk.error.message ?? 'error event');
+      if (chunk.error) throw new Error(chunk.error.message ?? 'error event');
       const choice = chunk.choices?.[0];
       if (choice && !(choice.finish_reason && !choice.text)) times.push(now);
       if (chunk.usage) {
-        promptTokens = chunk.usage.prompt_tokens ?? 0;
-        outputTokens = chunk.usage.completion_tokens ?? -1;
+        usage.promptTokens = chunk.usage.prompt_tokens ?? 0;
+        usage.outputTokens = chunk.usage.completion_tokens ?? -1;
       }
     }
   }
-  if (times.length === 0) return failed('no token received');
-  return {
-    ok: true,
-    promptTokens,
-    outputTokens: outputTokens >= 0 ? outputTokens : times.length,
-    ttftMs: times[0] - start,
-    itlMs: times.slice(1).map((t, i) => t - times[i]),
-    e2elMs: performance.now() - start,
-  };
+  return { times, usage };
 }

@@ -1,9 +1,10 @@
 import { writeFile } from 'node:fs/promises';
-import { FerrumError } from '@ferrum/types';
+import { FerrumError, isFerrumError } from '@ferrum/types';
 import { benchResultJson, formatBenchReport } from '../bench/bench-report.js';
 import { filePrompts, randomPrompts } from '../bench/prompt-dataset.js';
 import { runServeBenchmark } from '../bench/serve-benchmark.js';
 import type { CliContext } from '../cli-context.js';
+import { fetchFailureReason } from '../fetch-failure-reason.js';
 import { numberOption, parseOptions, stringOption } from '../parse-options.js';
 
 export const BENCH_USAGE = `Usage: ferrum bench serve --base-url URL [options]
@@ -25,7 +26,10 @@ end-to-end latency (mean, median, p99) and throughput.
   --api-key KEY           bearer key (default: OPENAI_API_KEY)
   --result-file F         also write the results as JSON`;
 
-/** `ferrum bench serve`. */
+/**
+ * `ferrum bench serve`. Bad flags are `invalid_argument` (exit 2); a server that cannot be reached or
+ * listed, or any failed request, is a runtime failure (exit 1) reported in one line, after the report.
+ */
 export async function benchCommand(args: readonly string[], context: CliContext): Promise<number> {
   if (args[0] !== 'serve') {
     throw new FerrumError('invalid_argument', 'bench: the only benchmark is `ferrum bench serve`');
@@ -88,27 +92,38 @@ export async function benchCommand(args: readonly string[], context: CliContext)
     };
     await writeFile(resultFile, `${JSON.stringify(benchResultJson(config, result), null, 2)}\n`);
   }
-  return result.summary.failed > 0 ? 1 : 0;
-}
-
-async function firstModel(baseUrl: string, apiKey: string | undefined): Promise<string> {
-  let body: { data?: { id?: string }[] };
-  try {
-    const res = await fetch(`${baseUrl}/v1/models`, {
-      headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
-    });
-    body = (await res.json()) as typeof body;
-  } catch (error) {
+  const { failed } = result.summary;
+  if (failed > 0) {
+    // After the report and the result file: a partly failed run still tells what it measured.
+    const firstError = result.requests.find((r) => !r.ok)?.error ?? 'unknown';
     throw new FerrumError(
-      'invalid_argument',
-      `bench serve: cannot list models at ${baseUrl}: ${(error as Error).message}`,
+      'internal',
+      `bench serve: ${failed} of ${prompts.length} requests failed; first error: ${firstError.replace(/\s+/g, ' ')}`,
     );
   }
-  const id = body.data?.[0]?.id;
-  if (!id)
-    throw new FerrumError(
-      'invalid_argument',
-      `bench serve: ${baseUrl}/v1/models lists no model; pass --model`,
-    );
+  return 0;
+}
+
+/** The first model `GET /v1/models` lists. Failures are runtime errors (exit 1), not usage errors. */
+async function firstModel(baseUrl: string, apiKey: string | undefined): Promise<string> {
+  const url = `${baseUrl}/v1/models`;
+  let body: { data?: { id?: unknown }[] } | null;
+  try {
+    const res = await fetch(url, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} });
+    if (!res.ok) {
+      const hint = res.status === 401 ? ' (check --api-key or OPENAI_API_KEY)' : '';
+      throw new FerrumError('internal', `bench serve: ${url} answered HTTP ${res.status}${hint}`);
+    }
+    body = (await res.json()) as typeof body;
+  } catch (error) {
+    if (isFerrumError(error)) throw error;
+    throw new FerrumError('internal', `bench serve: cannot reach ${url}: ${fetchFailureReason(error)}`, {
+      cause: error,
+    });
+  }
+  const id = body?.data?.[0]?.id;
+  if (typeof id !== 'string' || id === '') {
+    throw new FerrumError('not_found', `bench serve: ${url} lists no model; pass --model`);
+  }
   return id;
 }

@@ -1,4 +1,5 @@
 import { FerrumError } from '@ferrum/types';
+import { fetchFailureReason } from '../fetch-failure-reason.js';
 
 /** Where and as whom to talk to the hub. */
 export interface HubConnection {
@@ -52,12 +53,13 @@ async function hubFetch(hub: HubConnection, url: string, init: RequestInit): Pro
   try {
     return await fetch(url, init);
   } catch (error) {
-    // undici reports `fetch failed` and puts the reason (ECONNREFUSED, ENOTFOUND, ...) in `cause`.
-    const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-    const reason = cause?.code ?? cause?.message ?? (error as Error).message;
-    throw new FerrumError('internal', `cannot reach the hub at ${hub.endpoint}: ${String(reason)}`, {
-      cause: error,
-    });
+    throw new FerrumError(
+      'internal',
+      `cannot reach the hub at ${hub.endpoint}: ${fetchFailureReason(error)}`,
+      {
+        cause: error,
+      },
+    );
   }
 }
 
