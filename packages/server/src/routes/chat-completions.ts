@@ -119,9 +119,10 @@ function toolsEnabled(body: ChatRequest): boolean {
   return choice === 'auto' && (body.tools?.length ?? 0) > 0;
 }
 
+/** A chunk's logprobs; null when none were asked for or the chunk carries no token (OpenAI's shape). */
 function logprobsOf(plan: ChatPlan, entries: Parameters<typeof chatLogprobs>[0] | undefined) {
-  if (plan.topLogprobs === null) return null;
-  return { content: chatLogprobs(entries ?? [], plan.context.engine.tokenizer, plan.topLogprobs) };
+  if (plan.topLogprobs === null || !entries?.length) return null;
+  return { content: chatLogprobs(entries, plan.context.engine.tokenizer, plan.topLogprobs) };
 }
 
 /** A choice that called tools and stopped by itself finishes with `tool_calls`, as OpenAI reports it. */

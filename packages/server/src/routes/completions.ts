@@ -110,7 +110,8 @@ async function* streamEvents(
     const choice = {
       index,
       text: chunk.text,
-      logprobs: logprobs.enabled ? logprobs.append(index, chunk.logprobs ?? []) : null,
+      // A chunk with no token (the one that finishes) reports null, as OpenAI does, not empty lists.
+      logprobs: logprobs.enabled && chunk.logprobs?.length ? logprobs.append(index, chunk.logprobs) : null,
       finish_reason: finishReasonOf(chunk.finishReason),
     };
     yield { ...header, choices: [choice] };
