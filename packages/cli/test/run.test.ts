@@ -106,16 +106,9 @@ describe('ferrum run (embedded tiny model, CPU)', () => {
       "ferrum: run: Option '--temperature' argument is ambiguous. Did you forget to specify the option argument for '--temperature'? To specify an option argument starting with a dash use '--temperature=-XYZ'. (see `ferrum run --help`)",
     ],
     [['run', '--bogus'], 2, "ferrum: run: Unknown option '--bogus' (see `ferrum run --help`)"],
-    [['run', '--prompt-ids', '1,x'], 2, 'ferrum: --prompt-ids must be comma-separated token ids, got "1,x"'],
-    [['run', '--prompt-ids', ''], 2, 'ferrum: --prompt-ids must be comma-separated token ids, got ""'],
+    // --prompt-ids errors: run-prompt-ids.test.ts.
     [
-      ['run', '--prompt-ids', '1,,2'],
-      2,
-      'ferrum: --prompt-ids must be comma-separated token ids, got "1,,2"',
-    ],
-    [['run', '--prompt-ids', '1,99999'], 2, 'ferrum: prompt token id 99999 at index 1 is outside [0, 512)'],
-    [
-      ['run', '--model', '/nonexistent/model'],
+      ['run', '--model', '/nonexistent/model', '--prompt', 'x'],
       1,
       'ferrum: model /nonexistent/model is neither a directory nor in the Hugging Face cache',
     ],

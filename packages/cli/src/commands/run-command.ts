@@ -9,6 +9,7 @@ import {
 import type { CliContext } from '../cli-context.js';
 import { ENGINE_FLAGS, ENGINE_FLAGS_HELP, engineOptionsFrom } from '../engine-flags.js';
 import { numberOption, type ParsedOptions, parseOptions, stringOption } from '../parse-options.js';
+import { checkPromptIdsInVocabulary, parsePromptIds } from '../prompt-ids.js';
 import { chatSession } from './chat-session.js';
 
 export const RUN_USAGE = `Usage: ferrum run [--prompt TEXT | --prompt-ids 1,2,3] [options]
@@ -65,7 +66,12 @@ export async function runCommand(args: readonly string[], context: CliContext): 
     (parsed.values.prompt === undefined &&
       parsed.values['prompt-ids'] === undefined &&
       context.stdin.isTTY === true);
+  // Everything about the prompt that can be checked without the weights is checked before they load.
+  const idsText = stringOption(parsed, 'prompt-ids');
+  const promptIds = idsText === undefined ? undefined : parsePromptIds(idsText);
+  const text = interactive || promptIds ? undefined : await promptText(parsed, context);
   const options = engineOptionsFrom(parsed, context.env);
+  if (promptIds && !interactive) await checkPromptIdsInVocabulary(promptIds, options.model);
   const log = parsed.values.verbose ? (line: string) => context.stderr.write(`${line}\n`) : undefined;
   const engine = await createEngine({ ...options, log });
   try {
@@ -73,7 +79,7 @@ export async function runCommand(args: readonly string[], context: CliContext): 
       await chatSession(engine, context, { system: stringOption(parsed, 'system'), sampling });
       return 0;
     }
-    const prompt = await promptFrom(parsed, engine, context);
+    const prompt = promptIds ? { tokenIds: promptIds } : textPrompt(text ?? '', parsed, engine);
     return await generateOnce(engine, prompt, sampling, parsed.values.json === true, context);
   } finally {
     await engine.shutdown();
@@ -93,27 +99,16 @@ function samplingFrom(parsed: ParsedOptions): Partial<SamplingParams> {
   };
 }
 
-/** The prompt from --prompt-ids, --prompt (or piped stdin), rendered by the chat template with --chat. */
-async function promptFrom(
-  parsed: ParsedOptions,
-  engine: FerrumEngine,
-  context: CliContext,
-): Promise<PromptInput> {
-  const ids = stringOption(parsed, 'prompt-ids');
-  if (ids !== undefined) {
-    const parts = ids.split(',').map((part) => part.trim());
-    // Number('') is 0: an empty list or an empty item must not turn into token 0.
-    if (parts.some((part) => !/^\d+$/.test(part))) {
-      throw new FerrumError(
-        'invalid_argument',
-        `--prompt-ids must be comma-separated token ids, got "${ids}"`,
-      );
-    }
-    return { tokenIds: parts.map(Number) };
-  }
+/** The text of --prompt, or piped stdin. */
+async function promptText(parsed: ParsedOptions, context: CliContext): Promise<string> {
   const text = stringOption(parsed, 'prompt') ?? (await readAll(context.stdin));
   if (text.length === 0)
     throw new FerrumError('invalid_argument', 'run: the prompt is empty (give --prompt TEXT)');
+  return text;
+}
+
+/** A text prompt, rendered as a user message by the chat template with --chat. */
+function textPrompt(text: string, parsed: ParsedOptions, engine: FerrumEngine): PromptInput {
   if (!parsed.values.chat) return { text };
   if (!engine.tokenizer) throw new FerrumError('invalid_argument', '--chat needs a model with a tokenizer');
   const system = stringOption(parsed, 'system');
