@@ -11,6 +11,9 @@ interface MutableTopLogprob {
 /**
  * Writes per-row chosen-token log-probabilities and top-N lists into buffers that live until the next
  * call. Entry objects are pooled per row slot, so steady-state calls allocate no entries.
+ *
+ * Both come from the same float32 logit by the same double-precision formula, then are rounded to float32
+ * (the precision of `logprobs`): a chosen token that is listed carries exactly the same value in both.
  */
 export class LogprobsRecorder {
   /** Chosen-token log-probabilities, one per row slot. */
@@ -37,12 +40,12 @@ export class LogprobsRecorder {
   /** Log-softmax of a full `row` (raw logits, or processed logits of a greedy row). */
   recordFromRow(r: number, tokenId: number, row: Float32Array, numTop: number): void {
     const normalizer = logSumExp(row);
-    this.logprobs[r] = row[tokenId] - normalizer;
+    this.logprobs[r] = Math.fround(row[tokenId] - normalizer);
     this.selector.select(row, numTop, null, row.length);
     const list = this.listFor(r, this.selector.count);
     for (let k = 0; k < list.length; k++) {
       list[k].tokenId = this.selector.idAt(k);
-      list[k].logprob = this.selector.valueAt(k) - normalizer;
+      list[k].logprob = Math.fround(this.selector.valueAt(k) - normalizer);
     }
   }
 
@@ -54,12 +57,12 @@ export class LogprobsRecorder {
     distribution: TruncatedDistribution,
     numTop: number,
   ): void {
-    this.logprobs[r] = distribution.logprobOf(row[tokenId]);
+    this.logprobs[r] = Math.fround(distribution.logprobOf(row[tokenId]));
     this.selector.select(row, numTop, distribution.ids, distribution.count);
     const list = this.listFor(r, this.selector.count);
     for (let k = 0; k < list.length; k++) {
       list[k].tokenId = this.selector.idAt(k);
-      list[k].logprob = distribution.logprobOf(this.selector.valueAt(k));
+      list[k].logprob = Math.fround(distribution.logprobOf(this.selector.valueAt(k)));
     }
   }
 
