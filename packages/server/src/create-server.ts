@@ -3,6 +3,7 @@ import type { EngineMetrics } from '@ferrum/engine';
 import type { InferenceEngine } from '@ferrum/interfaces';
 import type { ToolCallFormat } from '@ferrum/tokenizer';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import { OpenRequests } from './open-requests.js';
 import { OpenAIError, toOpenAIError } from './openai-error.js';
 import type { RouteContext } from './route-context.js';
 import { registerChatCompletionsRoute } from './routes/chat-completions.js';
@@ -43,15 +44,24 @@ const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /**
  * Build the OpenAI-compatible HTTP server for `engine` (not listening yet: call `listen`, or use
- * `startServer`). The server does not own the engine: closing it leaves the engine running.
+ * `startServer`, which can also drain it). The server does not own the engine: closing it leaves the
+ * engine running.
  */
 export function createServer(engine: ServableEngine, options: ServerOptions = {}): FastifyInstance {
+  return buildServer(engine, options).app;
+}
+
+/** The server and its open requests (which `startServer` drains on shutdown). */
+export function buildServer(
+  engine: ServableEngine,
+  options: ServerOptions,
+): { app: FastifyInstance; openRequests: OpenRequests } {
   const retryAfterSeconds = options.retryAfterSeconds ?? 1;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     // close() ends every connection, streams included (clients may hold idle or half-open sockets);
-    // whoever owns the engine decides whether to drain it first.
+    // a graceful stop drains the open requests first (`RunningServer.shutdown`).
     forceCloseConnections: true,
     // Strict validation: no coercion of "1" to 1 and no silent removal of fields; `verbose` lets the
     // formatter read each union's description.
@@ -59,6 +69,9 @@ export function createServer(engine: ServableEngine, options: ServerOptions = {}
     schemaErrorFormatter: (errors, dataVar) =>
       formatSchemaErrors(errors as unknown as SchemaError[], dataVar),
   });
+  const openRequests = new OpenRequests();
+  // First hook: while draining, nothing else (API key checks included) runs for a refused request.
+  openRequests.register(app);
   const context: RouteContext = {
     engine,
     servedModelName: options.servedModelName ?? engine.modelName,
@@ -72,6 +85,7 @@ export function createServer(engine: ServableEngine, options: ServerOptions = {}
       (options.toolCallParser ?? 'auto') === 'auto'
         ? detectToolCallFormat(engine.tokenizer)
         : (options.toolCallParser as ToolCallFormat | null),
+    openRequests,
   };
   if (options.apiKey) requireApiKey(app, options.apiKey);
   app.setErrorHandler((error, request, reply) => {
@@ -94,7 +108,7 @@ export function createServer(engine: ServableEngine, options: ServerOptions = {}
   registerChatCompletionsRoute(app, context);
   registerTokenizeRoutes(app, context);
   registerInfoRoutes(app, context, () => engine.metrics());
-  return app;
+  return { app, openRequests };
 }
 
 function sendError(reply: FastifyReply, error: OpenAIError): FastifyReply {

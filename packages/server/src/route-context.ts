@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { InferenceEngine } from '@ferrum/interfaces';
 import type { ToolCallFormat } from '@ferrum/tokenizer';
 import type { FinishReason, Usage } from '@ferrum/types';
+import type { OpenRequests } from './open-requests.js';
 import { OpenAIError } from './openai-error.js';
 
 /** What every route needs: the engine and the server's settings. */
@@ -12,6 +13,8 @@ export interface RouteContext {
   readonly retryAfterSeconds: number;
   /** How the served model writes tool calls; null when tool calls are not parsed. */
   readonly toolCallFormat: ToolCallFormat | null;
+  /** Where routes register their engine runs (aborted on disconnect or at a drain's deadline). */
+  readonly openRequests: OpenRequests;
 }
 
 /** 404 unless `model` is the served model (OpenAI's `model_not_found`). */

@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import type { GenerationRun } from './generation-run.js';
 import { toOpenAIError } from './openai-error.js';
 
 /** One server-sent event carrying a JSON payload. */
@@ -32,14 +31,4 @@ export function sendSse(
   reply.header('cache-control', 'no-cache');
   reply.header('x-accel-buffering', 'no');
   return reply.send(Readable.from(lines(), { objectMode: false }));
-}
-
-/**
- * Abort `run` when the client goes away before the response finished (a closed socket, a cancelled
- * stream), so the engine frees the request's KV at once rather than at its next token.
- */
-export function abortOnDisconnect(reply: FastifyReply, run: GenerationRun): void {
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) run.abort();
-  });
 }

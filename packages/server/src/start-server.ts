@@ -1,6 +1,6 @@
 import { FerrumError } from '@ferrum/types';
 import type { FastifyInstance } from 'fastify';
-import { createServer, type ServableEngine, type ServerOptions } from './create-server.js';
+import { buildServer, type ServableEngine, type ServerOptions } from './create-server.js';
 
 /** Options of {@link startServer}: where to listen, plus the server's options. */
 export interface StartServerOptions extends ServerOptions {
@@ -15,16 +15,29 @@ export interface RunningServer {
   readonly app: FastifyInstance;
   /** Base URL such as `http://127.0.0.1:8000`. */
   readonly url: string;
-  /** Stop accepting connections and wait for open responses to end. Does not shut the engine down. */
+  /** Close at once: open responses, streams included, are cut. Does not shut the engine down. */
   close(): Promise<void>;
+  /**
+   * Stop gracefully (what `ferrum serve` does on Ctrl-C or SIGTERM): new requests get 503
+   * `server_shutting_down` (`/health` too, `/metrics` keeps answering), open ones may finish for up to
+   * `timeoutMs` (default 30 s); then the runs still going are aborted, so each stream still ends with a
+   * chunk whose `finish_reason` is `abort`, and `data: [DONE]`; then the server closes. Does not shut
+   * the engine down.
+   */
+  shutdown(options?: { readonly timeoutMs?: number }): Promise<void>;
+  /** Requests whose response has not ended yet (streams included). */
+  numOpenRequests(): number;
 }
+
+/** Default drain time of {@link RunningServer.shutdown}: Kubernetes' default grace period. */
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 /** Create the server for `engine` and listen. */
 export async function startServer(
   engine: ServableEngine,
   options: StartServerOptions = {},
 ): Promise<RunningServer> {
-  const app = createServer(engine, options);
+  const { app, openRequests } = buildServer(engine, options);
   const host = options.host ?? '127.0.0.1';
   try {
     await app.listen({ host, port: options.port ?? 8000 });
@@ -35,7 +48,16 @@ export async function startServer(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  return { app, url: `http://${urlHost}:${port}`, close: () => app.close() };
+  return {
+    app,
+    url: `http://${urlHost}:${port}`,
+    close: () => app.close(),
+    shutdown: async (shutdownOptions = {}) => {
+      await openRequests.drain(shutdownOptions.timeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
+      await app.close();
+    },
+    numOpenRequests: () => openRequests.count,
+  };
 }
 
 /** Why a socket could not be bound, in words, by its system error code. */

@@ -9,7 +9,9 @@ import { choiceOption, numberOption, parseOptions, stringOption } from '../parse
 export const SERVE_USAGE = `Usage: ferrum serve [options]
 
 Serve a model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/completions, /v1/models,
-/tokenize, /detokenize, /health, /metrics). Ctrl-C stops it.
+/tokenize, /detokenize, /health, /metrics). Ctrl-C or SIGTERM stops it gracefully: new requests get 503,
+open ones may finish for up to --shutdown-timeout seconds, then the rest are aborted (streams still end
+with finish_reason "abort" and [DONE]). A second Ctrl-C exits at once.
 
   --host HOST                   default 127.0.0.1 (0.0.0.0 listens on every interface)
   --port PORT                   default 8000; 0 picks a free port
@@ -17,9 +19,16 @@ Serve a model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/comp
   --api-key KEY                 require \`Authorization: Bearer KEY\` on /v1 (or set FERRUM_API_KEY)
   --tool-call-parser auto|hermes|llama3_json|none   how tool calls are read back (default auto)
   --seed S                      seed of dummy weights and of requests that give none
+  --shutdown-timeout SECONDS    how long open requests may run on after Ctrl-C / SIGTERM (default 30)
 ${ENGINE_FLAGS_HELP}`;
 
-/** `ferrum serve`: runs until the context's signal fires, then stops the server and the engine. */
+/** Seconds open requests may run on after the stop signal: Kubernetes' default grace period. */
+const DEFAULT_SHUTDOWN_SECONDS = 30;
+
+/**
+ * `ferrum serve`: runs until the context's signal fires, then drains the server (see
+ * `RunningServer.shutdown`) and shuts the engine down. The second signal is the binary's to handle.
+ */
 export async function serveCommand(args: readonly string[], context: CliContext): Promise<number> {
   const parsed = parseOptions('serve', args, {
     ...ENGINE_FLAGS,
@@ -29,6 +38,7 @@ export async function serveCommand(args: readonly string[], context: CliContext)
     'api-key': { type: 'string' },
     'tool-call-parser': { type: 'string' },
     seed: { type: 'string' },
+    'shutdown-timeout': { type: 'string' },
   });
   if (parsed.positionals.length > 0) {
     throw new FerrumError(
@@ -37,6 +47,7 @@ export async function serveCommand(args: readonly string[], context: CliContext)
     );
   }
   const port = numberOption(parsed, 'port', { min: 0, max: 65535, integer: true }) ?? 8000;
+  const shutdownSeconds = numberOption(parsed, 'shutdown-timeout', { min: 0 }) ?? DEFAULT_SHUTDOWN_SECONDS;
   const parser =
     choiceOption(parsed, 'tool-call-parser', ['auto', 'hermes', 'llama3_json', 'none']) ?? 'auto';
   const log = (line: string) => context.stderr.write(`${line}\n`);
@@ -59,8 +70,12 @@ export async function serveCommand(args: readonly string[], context: CliContext)
     if (!context.signal.aborted) {
       await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
     }
-    log('shutting down');
-    await server.close();
+    const numOpen = server.numOpenRequests();
+    log(
+      `shutting down: waiting up to ${shutdownSeconds} s for ${numOpen} open request${numOpen === 1 ? '' : 's'}` +
+        ' (Ctrl-C again exits at once)',
+    );
+    await server.shutdown({ timeoutMs: shutdownSeconds * 1000 });
   } finally {
     await engine.shutdown();
   }

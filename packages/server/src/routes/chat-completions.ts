@@ -15,7 +15,7 @@ import {
 } from '../route-context.js';
 import { samplingFromRequest } from '../sampling-from-request.js';
 import { type ChatRequest, ChatRequestSchema } from '../schemas/chat-request.js';
-import { abortOnDisconnect, sendSse } from '../sse.js';
+import { sendSse } from '../sse.js';
 
 /** Fixed fields of every chat response and chunk. */
 interface Header {
@@ -88,7 +88,7 @@ export function registerChatCompletionsRoute(app: FastifyInstance, context: Rout
         priority: body.priority ?? undefined,
       },
     ]);
-    abortOnDisconnect(reply, run);
+    context.openRequests.track(reply, run);
     const format = useTools ? context.toolCallFormat : null;
     const plan: ChatPlan = {
       header,

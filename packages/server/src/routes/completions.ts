@@ -13,7 +13,7 @@ import {
 } from '../route-context.js';
 import { samplingFromRequest } from '../sampling-from-request.js';
 import { type CompletionRequest, CompletionRequestSchema } from '../schemas/completion-request.js';
-import { abortOnDisconnect, sendSse } from '../sse.js';
+import { sendSse } from '../sse.js';
 
 /** Fixed fields of every completion response and chunk. */
 interface Header {
@@ -62,7 +62,7 @@ export function registerCompletionsRoute(app: FastifyInstance, context: RouteCon
         priority: body.priority ?? undefined,
       })),
     );
-    abortOnDisconnect(reply, run);
+    context.openRequests.track(reply, run);
     const n = sampling.n ?? 1;
     const choices = new ChoiceLogprobs(context, prompts.length * n, body.logprobs != null);
     if (body.stream) {
