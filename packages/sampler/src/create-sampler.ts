@@ -33,7 +33,10 @@ export interface SamplerOptions {
  * 6. `temperature === 0`: argmax (ties to the lowest id), no softmax, no sort. Otherwise temperature,
  *    min-p, top-k, top-p (see {@link TruncatedDistribution}) and an inverse-CDF draw over the kept ids in
  *    ascending order with `u = seededUniform(seed, outputTokenIds.length)`, so a seeded row gets the same
- *    token whatever it is batched with.
+ *    token whatever it is batched with. Top-k 1 keeps only the first maximum, so it is greedy too.
+ *
+ * Greedy tie rule (temperature 0 and top-k 1): among tied maxima of the processed logits, the lowest token
+ * id, whatever the seed; the rule of the CPU runtime's native argmax and the CUDA kernel's greedy branch.
  *
  * Log-probabilities (when `params.logprobs !== null`), by `params.logprobsMode`:
  * - `raw`: log-softmax of the model's logits as handed in, before any step above;

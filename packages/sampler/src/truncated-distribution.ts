@@ -1,7 +1,7 @@
 import type { SamplingParams } from '@ferrum/types';
 import { LogitHistogram } from './logit-histogram.js';
 import { maskedRowError, positiveInfinityError } from './row-errors.js';
-import { maxOf } from './row-reductions.js';
+import { argmax, maxOf } from './row-reductions.js';
 import { TopKThreshold } from './top-k-threshold.js';
 
 /** `Math.exp(x)` is exactly 0 for every x below this. */
@@ -25,7 +25,8 @@ export interface TruncatedDistributionOptions {
  * and top-k left (renormalized). Every rule keeps an upper set of the row, ties included:
  * - tokens whose weight underflows to 0 (probability 0 in double precision) are dropped;
  * - min-p keeps `w >= minP` (`p >= minP × p_max`);
- * - top-k keeps `l >= ` the k-th largest logit;
+ * - top-k keeps `l >= ` the k-th largest logit, except that top-k 1 keeps only the first maximum
+ *   (lowest id on ties): top-k 1 is greedy, and picks what temperature 0 and the runtimes' argmax pick;
  * - top-p keeps a token iff the mass of tokens with a strictly larger logit is `< topP × mass`.
  *
  * Scratch (ids, weights, histograms) is sized to the vocabulary once and reused; nothing is sorted except
@@ -62,6 +63,10 @@ export class TruncatedDistribution {
    */
   build(row: Float32Array, params: SamplingParams): void {
     this.ensureCapacity(row.length);
+    if (params.topK === 1) {
+      this.keepFirstMax(row, params.temperature);
+      return;
+    }
     const max = maxOf(row);
     if (max === Number.NEGATIVE_INFINITY) throw maskedRowError();
     if (max === Number.POSITIVE_INFINITY) throw positiveInfinityError();
@@ -152,6 +157,22 @@ export class TruncatedDistribution {
       while (q < numMembers && row[ids[members[q]]] === threshold) above += weights[members[q++]];
     }
     this.keepAtLeast(row, threshold);
+  }
+
+  /**
+   * Top-k 1 is greedy: keep only the first maximum (the lowest id among tied maxima), the token the
+   * runtimes' argmax picks, rather than every tied maximum. Min-p and top-p always keep the maximum.
+   */
+  private keepFirstMax(row: Float32Array, temperature: number): void {
+    const id = argmax(row);
+    if (id < 0) throw maskedRowError();
+    if (row[id] === Number.POSITIVE_INFINITY) throw positiveInfinityError();
+    this.max = row[id];
+    this.temperature = temperature;
+    this.ids[0] = id;
+    this.weights[0] = 1;
+    this.count = 1;
+    this.total = 1;
   }
 
   /** Drop kept ids whose logit is below `threshold`; recompute the total in id order. */

@@ -79,7 +79,10 @@ export interface ReferenceDistribution {
   readonly margin: number;
 }
 
-/** Temperature, min-p, top-k, top-p (renormalized after the first two) over processed logits, temperature > 0. */
+/**
+ * Temperature, min-p, top-k, top-p (renormalized after the first two) over processed logits, temperature > 0.
+ * Top-k keeps ties at the k-th value, except top-k 1, which keeps the first maximum only.
+ */
 export function referenceDistribution(
   processed: readonly number[],
   p: SamplingParams,
@@ -97,7 +100,11 @@ export function referenceDistribution(
     });
   }
   const finiteCount = scaled.filter((v) => v > ninf).length;
-  if (p.topK > 0 && p.topK < finiteCount) {
+  if (p.topK === 1) {
+    // Top-k 1 is greedy: only the first maximum survives, even among ties.
+    const first = scaled.indexOf(Math.max(...scaled));
+    scaled = scaled.map((v, i) => (i === first ? v : ninf));
+  } else if (p.topK > 0 && p.topK < finiteCount) {
     const kth = [...scaled].sort((a, b) => b - a)[p.topK - 1];
     scaled = scaled.map((v) => (v >= kth ? v : ninf));
   }
