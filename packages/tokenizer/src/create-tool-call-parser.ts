@@ -2,15 +2,34 @@ import type { ChatToolCall } from '@ferrum/types';
 import { FerrumError } from '@ferrum/types';
 import { createHermesToolCallParser } from './hermes-tool-call-parser.js';
 import { createLlama3JsonToolCallParser } from './llama3-json-tool-call-parser.js';
+import { createMistralToolCallParser } from './mistral-tool-call-parser.js';
 import type { ToolCallParser, ToolCallParserOptions } from './tool-call.js';
 
-/** Tool-call formats, named as vLLM's `--tool-call-parser`: Hermes/Qwen tags, or Llama 3 JSON. */
-export type ToolCallFormat = 'hermes' | 'llama3_json';
+/**
+ * Tool-call formats, named as vLLM's `--tool-call-parser`: Hermes/Qwen tags, Llama 3 JSON, or Mistral's
+ * `[TOOL_CALLS]`.
+ */
+export type ToolCallFormat = 'hermes' | 'llama3_json' | 'mistral';
 
 const FACTORIES: Record<ToolCallFormat, (options: ToolCallParserOptions) => ToolCallParser> = {
   hermes: createHermesToolCallParser,
   llama3_json: createLlama3JsonToolCallParser,
+  mistral: createMistralToolCallParser,
 };
+
+/** Every known format (for option lists). */
+export const toolCallFormats: readonly ToolCallFormat[] = Object.freeze(
+  Object.keys(FACTORIES) as ToolCallFormat[],
+);
+
+/**
+ * Whether the format's calls start with a special token, so the output must be decoded with special tokens
+ * kept (`skipSpecialTokens: false`) for the parser to see them, as vLLM's Mistral parser arranges. Hermes'
+ * `<tool_call>` is an ordinary added token and Llama 3 calls need no `<|python_tag|>`.
+ */
+export function toolCallFormatNeedsSpecialTokens(format: ToolCallFormat): boolean {
+  return format === 'mistral';
+}
 
 /**
  * A streaming tool-call parser for one sequence.

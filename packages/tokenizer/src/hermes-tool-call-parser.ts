@@ -1,11 +1,13 @@
+import { StreamedCallObject } from './streamed-call-object.js';
 import {
   defaultToolCallId,
   parseToolCallJson,
-  type ToolCallDelta,
+  partialTagLength,
   type ToolCallParser,
   type ToolCallParserOptions,
   type ToolCallParseStep,
 } from './tool-call.js';
+import { ToolCallEmitter } from './tool-call-emitter.js';
 
 const OPEN = '<tool_call>';
 const CLOSE = '</tool_call>';
@@ -17,81 +19,68 @@ const CLOSE = '</tool_call>';
  * released as text, tags included.
  */
 export function createHermesToolCallParser(options: ToolCallParserOptions = {}): ToolCallParser {
-  return new HermesToolCallParser(options.generateId ?? defaultToolCallId);
+  return new HermesToolCallParser(options.generateId ?? defaultToolCallId, options.streamArguments ?? false);
 }
 
 class HermesToolCallParser implements ToolCallParser {
   /** Outside a call: a held tail that may start `<tool_call>`. Inside: the call's text so far. */
   private buffer = '';
   private inCall = false;
-  private numCalls = 0;
-  /** Whitespace after a call, dropped unless content follows. */
-  private pendingSpace = '';
+  private readonly emitter: ToolCallEmitter;
+  /** Inside a call, with `streamArguments`: its object as it streams. */
+  private streamed: StreamedCallObject | null = null;
 
-  constructor(private readonly generateId: () => string) {}
+  constructor(generateId: () => string, streamArguments: boolean) {
+    this.emitter = new ToolCallEmitter(generateId, streamArguments);
+  }
 
   push(text: string): ToolCallParseStep {
     this.buffer += text;
     let out = '';
-    const calls: ToolCallDelta[] = [];
     for (;;) {
       if (this.inCall) {
         const end = this.buffer.indexOf(CLOSE);
-        if (end === -1) break;
-        out += this.closeCall(this.buffer.slice(0, end), calls);
+        if (end === -1) {
+          this.streamed?.update(this.buffer, this.buffer.length - partialTagLength(this.buffer, CLOSE));
+          break;
+        }
+        out += this.closeCall(this.buffer.slice(0, end));
         this.buffer = this.buffer.slice(end + CLOSE.length);
         continue;
       }
       const start = this.buffer.indexOf(OPEN);
       if (start !== -1) {
-        out += this.content(this.buffer.slice(0, start));
-        this.pendingSpace = '';
+        out += this.emitter.content(this.buffer.slice(0, start));
+        this.emitter.dropPendingSpace();
         this.buffer = this.buffer.slice(start + OPEN.length);
         this.inCall = true;
+        if (this.emitter.streamsArguments) this.streamed = new StreamedCallObject(this.emitter, 0);
         continue;
       }
-      const keep = partialTagLength(this.buffer);
-      out += this.content(this.buffer.slice(0, this.buffer.length - keep));
+      const keep = partialTagLength(this.buffer, OPEN);
+      out += this.emitter.content(this.buffer.slice(0, this.buffer.length - keep));
       this.buffer = this.buffer.slice(this.buffer.length - keep);
       break;
     }
-    return { text: out, toolCalls: calls };
+    return this.emitter.step(out);
   }
 
   finish(): ToolCallParseStep {
-    const calls: ToolCallDelta[] = [];
-    const out = this.inCall ? this.closeCall(this.buffer, calls) : this.content(this.buffer);
+    const out = this.inCall ? this.closeCall(this.buffer) : this.emitter.content(this.buffer);
     this.buffer = '';
-    this.inCall = false;
-    this.pendingSpace = '';
-    return { text: out, toolCalls: calls };
+    this.emitter.dropPendingSpace();
+    return this.emitter.step(out);
   }
 
   /** Ends the current call; returns text to release when it is no valid call. */
-  private closeCall(body: string, calls: ToolCallDelta[]): string {
+  private closeCall(body: string): string {
     this.inCall = false;
+    const streamed = this.streamed;
+    this.streamed = null;
+    if (streamed?.close(body, body.length)) return '';
     const call = parseToolCallJson(body.trim());
-    if (call === null) return this.content(OPEN + body + CLOSE);
-    calls.push({ index: this.numCalls++, id: this.generateId(), type: 'function', function: call });
+    if (call === null) return this.emitter.content(OPEN + body + CLOSE);
+    this.emitter.add(call.name, call.arguments);
     return '';
   }
-
-  private content(text: string): string {
-    if (this.numCalls === 0) return text;
-    if (text.trim().length === 0) {
-      this.pendingSpace += text;
-      return '';
-    }
-    const out = this.pendingSpace + text;
-    this.pendingSpace = '';
-    return out;
-  }
-}
-
-/** Length of the longest suffix of `text` that `<tool_call>` starts with. */
-function partialTagLength(text: string): number {
-  for (let length = Math.min(OPEN.length - 1, text.length); length > 0; length--) {
-    if (OPEN.startsWith(text.slice(text.length - length))) return length;
-  }
-  return 0;
 }

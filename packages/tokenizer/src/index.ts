@@ -5,6 +5,8 @@ export {
   type ExtractedToolCalls,
   extractToolCalls,
   type ToolCallFormat,
+  toolCallFormatNeedsSpecialTokens,
+  toolCallFormats,
 } from './create-tool-call-parser.js';
 export { type GenerationConfig, parseGenerationConfig } from './generation-config.js';
 export { createHermesToolCallParser } from './hermes-tool-call-parser.js';
@@ -16,6 +18,7 @@ export {
 } from './hf-tokenizer.js';
 export { createLlama3JsonToolCallParser } from './llama3-json-tool-call-parser.js';
 export { type LoadTokenizerOptions, loadTokenizer } from './load-tokenizer.js';
+export { createMistralToolCallParser } from './mistral-tool-call-parser.js';
 export {
   createStopMatcher,
   type StopMatcher,
@@ -26,6 +29,7 @@ export { strftime } from './strftime.js';
 export { parseTokenizerConfig, type TokenizerConfig } from './tokenizer-config.js';
 export {
   defaultToolCallId,
+  type ToolCallChunk,
   type ToolCallDelta,
   type ToolCallParser,
   type ToolCallParserOptions,

@@ -1,12 +1,11 @@
-import { JsonObjectScanner } from './json-object-scanner.js';
 import {
   defaultToolCallId,
-  parseToolCallJson,
-  type ToolCallDelta,
   type ToolCallParser,
   type ToolCallParserOptions,
   type ToolCallParseStep,
 } from './tool-call.js';
+import { ToolCallEmitter } from './tool-call-emitter.js';
+import { ToolCallObjectSequence } from './tool-call-object-sequence.js';
 
 const PYTHON_TAG = '<|python_tag|>';
 
@@ -17,42 +16,45 @@ const PYTHON_TAG = '<|python_tag|>';
  * text from there on is released as content.
  */
 export function createLlama3JsonToolCallParser(options: ToolCallParserOptions = {}): ToolCallParser {
-  return new Llama3JsonToolCallParser(options.generateId ?? defaultToolCallId);
+  return new Llama3JsonToolCallParser(
+    options.generateId ?? defaultToolCallId,
+    options.streamArguments ?? false,
+  );
 }
 
 type Mode = 'undecided' | 'text' | 'calls';
 
 class Llama3JsonToolCallParser implements ToolCallParser {
   private mode: Mode = 'undecided';
-  /** Text since the start (undecided) or since the end of the last call (calls mode). */
+  /** All text (undecided), or all text after the skipped prefix (calls mode). */
   private buffer = '';
-  /** Calls mode: start of the object being scanned in `buffer`, or -1 between objects. */
-  private objectStart = -1;
-  /** Calls mode: how far `buffer` has been scanned. */
-  private scanned = 0;
-  private readonly scanner = new JsonObjectScanner();
-  private numCalls = 0;
+  private readonly emitter: ToolCallEmitter;
+  private readonly sequence: ToolCallObjectSequence;
   /** Leading whitespace and `<|python_tag|>` dropped on entering calls mode; content again if no call follows. */
   private skipped = '';
 
-  constructor(private readonly generateId: () => string) {}
+  constructor(generateId: () => string, streamArguments: boolean) {
+    this.emitter = new ToolCallEmitter(generateId, streamArguments);
+    this.sequence = new ToolCallObjectSequence(this.emitter, '\\s;', null);
+  }
 
   push(text: string): ToolCallParseStep {
-    if (this.mode === 'text') return { text, toolCalls: [] };
+    if (this.mode === 'text') return this.emitter.step(text);
     this.buffer += text;
     if (this.mode === 'undecided') {
       const mode = this.decide();
-      if (mode === 'undecided') return { text: '', toolCalls: [] };
+      if (mode === 'undecided') return this.emitter.step('');
       if (mode === 'text') return this.releaseAll();
     }
-    return this.scanCalls();
+    return this.sequence.scan(this.buffer) === 'invalid' ? this.releaseAll() : this.emitter.step('');
   }
 
   finish(): ToolCallParseStep {
     if (this.mode !== 'calls') return this.releaseAll();
     // Scanning is up to date: what is left is an unfinished object or trailing text, i.e. content.
+    this.sequence.finish(this.buffer);
     const rest = this.releaseAll();
-    return rest.text.trim().length === 0 ? { text: '', toolCalls: [] } : rest;
+    return rest.text.trim().length === 0 ? { ...rest, text: '' } : rest;
   }
 
   /** Picks the mode once the first non-space text is known. */
@@ -72,41 +74,13 @@ class Llama3JsonToolCallParser implements ToolCallParser {
     return this.mode;
   }
 
-  private scanCalls(): ToolCallParseStep {
-    const calls: ToolCallDelta[] = [];
-    for (;;) {
-      if (this.objectStart === -1) {
-        const next = this.buffer.search(/[^\s;]/);
-        if (next === -1) break;
-        if (this.buffer[next] !== '{') return this.fallBack(calls);
-        this.objectStart = next;
-        this.scanned = next;
-        this.scanner.reset();
-      }
-      const end = this.scanner.scan(this.buffer, this.scanned);
-      if (end === -1) {
-        this.scanned = this.buffer.length;
-        break;
-      }
-      const call = parseToolCallJson(this.buffer.slice(this.objectStart, end));
-      if (call === null) return this.fallBack(calls);
-      calls.push({ index: this.numCalls++, id: this.generateId(), type: 'function', function: call });
-      this.buffer = this.buffer.slice(end);
-      this.objectStart = -1;
-    }
-    return { text: '', toolCalls: calls };
-  }
-
-  /** The output is not (or no longer) tool calls: everything from here on is content. */
-  private fallBack(calls: ToolCallDelta[]): ToolCallParseStep {
-    return { text: this.releaseAll().text, toolCalls: calls };
-  }
-
+  /** The output is not (or no longer) tool calls: everything not used by a call is content from here on. */
   private releaseAll(): ToolCallParseStep {
-    const text = this.numCalls === 0 ? this.skipped + this.buffer : this.buffer;
+    const rest = this.buffer.slice(this.mode === 'calls' ? this.sequence.consumed : 0);
+    const text = this.emitter.numCalls === 0 ? this.skipped + rest : rest;
     this.buffer = '';
     this.skipped = '';
     this.mode = 'text';
-    return { text, toolCalls: [] };
+    return this.emitter.step(text);
   }
 }

@@ -33,6 +33,10 @@ const HERMES_OUTPUT =
 const LLAMA_OUTPUT =
   '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}; {"name": "get_time", "parameters": {}}';
 
+const MISTRAL_OUTPUT =
+  'One [moment].[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris [FR]"}}, {"name": "now", "arguments": {}}]\n' +
+  '[TOOL_CALLS]add[ARGS]{"a": {"b": "}"}}[TOOL_CALLS]get weather{"x": 1}[TOOL_CALLS] [{"oops": 1}] done';
+
 describe('hermes tool calls', () => {
   it('splits content and calls, dropping whitespace between calls', () => {
     const result = extractToolCalls(HERMES_OUTPUT, 'hermes', { generateId: counterIds() });
@@ -104,6 +108,7 @@ describe('llama3_json tool calls', () => {
 describe.each([
   ['hermes', HERMES_OUTPUT],
   ['llama3_json', LLAMA_OUTPUT],
+  ['mistral', MISTRAL_OUTPUT],
 ] as const)('%s streaming', (format, output) => {
   it('gives the same content and calls however the text is cut', () => {
     const whole = streamed(format, [output]);
