@@ -1,6 +1,6 @@
-import type { Tokenizer } from '@ferrum/interfaces';
 import type { TokenLogprob } from '@ferrum/types';
-import { finiteLogprob, tokenText } from './token-text.js';
+import type { SequenceTokenTexts } from './logprob-token-text.js';
+import { finiteLogprob } from './token-text.js';
 
 /** `choices[i].logprobs` of `/v1/completions` (OpenAI's legacy shape). */
 export interface CompletionLogprobs {
@@ -14,7 +14,8 @@ export interface CompletionLogprobs {
 export class CompletionLogprobsBuilder {
   private textOffset = 0;
 
-  constructor(private readonly tokenizer: Tokenizer | null) {}
+  /** `texts` reads the choice's tokens (it starts with the prompt as context). */
+  constructor(private readonly texts: SequenceTokenTexts) {}
 
   /** Logprobs of `entries`, appended to `into` (a fresh object per streamed chunk, or one for the whole choice). */
   append(
@@ -22,15 +23,16 @@ export class CompletionLogprobsBuilder {
     into: CompletionLogprobs = emptyCompletionLogprobs(),
   ): CompletionLogprobs {
     for (const entry of entries) {
-      const token = tokenText(this.tokenizer, entry.tokenId);
+      const token = this.texts.textOf(entry.tokenId);
       into.tokens.push(token);
       into.token_logprobs.push(finiteLogprob(entry.logprob));
       const top: Record<string, number> = { [token]: finiteLogprob(entry.logprob) };
-      for (const alt of entry.top ?? [])
-        top[tokenText(this.tokenizer, alt.tokenId)] = finiteLogprob(alt.logprob);
+      // Two tokens may read the same (two "" halves of characters): the first, most likely one keeps the key.
+      for (const alt of entry.top ?? []) top[this.texts.textOf(alt.tokenId)] ??= finiteLogprob(alt.logprob);
       into.top_logprobs.push(top);
       into.text_offset.push(this.textOffset);
       this.textOffset += token.length;
+      this.texts.advance(entry.tokenId);
     }
     return into;
   }
@@ -48,21 +50,30 @@ export interface ChatLogprob {
   top_logprobs: { token: string; logprob: number; bytes: number[] }[];
 }
 
-/** Chat logprobs of `entries`; `top_logprobs` holds the `topCount` alternatives the request asked for. */
-export function chatLogprobs(
-  entries: readonly TokenLogprob[],
-  tokenizer: Tokenizer | null,
-  topCount: number,
-): ChatLogprob[] {
-  return entries.map((entry) => ({
-    ...tokenEntry(tokenizer, entry.tokenId, entry.logprob),
-    top_logprobs: (entry.top ?? [])
-      .slice(0, topCount)
-      .map((alt) => tokenEntry(tokenizer, alt.tokenId, alt.logprob)),
-  }));
-}
+/** Builds chat logprobs of one choice; `top_logprobs` holds the `topCount` alternatives asked for. */
+export class ChatLogprobsBuilder {
+  /** `texts` reads the choice's tokens (it starts with the prompt as context). */
+  constructor(
+    private readonly texts: SequenceTokenTexts,
+    private readonly topCount: number,
+  ) {}
 
-function tokenEntry(tokenizer: Tokenizer | null, tokenId: number, logprob: number) {
-  const token = tokenText(tokenizer, tokenId);
-  return { token, logprob: finiteLogprob(logprob), bytes: [...Buffer.from(token, 'utf8')] };
+  /** Logprobs of the choice's next `entries`. */
+  build(entries: readonly TokenLogprob[]): ChatLogprob[] {
+    return entries.map((entry) => {
+      const chosen = {
+        ...this.tokenEntry(entry.tokenId, entry.logprob),
+        top_logprobs: (entry.top ?? [])
+          .slice(0, this.topCount)
+          .map((alt) => this.tokenEntry(alt.tokenId, alt.logprob)),
+      };
+      this.texts.advance(entry.tokenId);
+      return chosen;
+    });
+  }
+
+  private tokenEntry(tokenId: number, logprob: number) {
+    const token = this.texts.textOf(tokenId);
+    return { token, logprob: finiteLogprob(logprob), bytes: [...Buffer.from(token, 'utf8')] };
+  }
 }

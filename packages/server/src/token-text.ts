@@ -1,8 +1,9 @@
 import type { Tokenizer } from '@ferrum/interfaces';
 
 /**
- * The text of one token as logprobs report it: the decoded piece with special tokens kept, or vLLM's
- * `token_id:N` when the model has no tokenizer.
+ * The text of one token decoded alone, special tokens kept (`/tokenize`'s `token_strs`), or vLLM's
+ * `token_id:N` when the model has no tokenizer. Logprobs read tokens in context instead
+ * (`SequenceTokenTexts`).
  */
 export function tokenText(tokenizer: Tokenizer | null, tokenId: number): string {
   return tokenizer ? tokenizer.decode([tokenId], { skipSpecialTokens: false }) : `token_id:${tokenId}`;

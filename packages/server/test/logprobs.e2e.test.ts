@@ -66,4 +66,44 @@ describe('logprobs in responses on the CPU runtime (tiny Qwen3)', () => {
     const tokens = chunks.flatMap((c) => c.choices[0]?.logprobs?.tokens ?? []);
     expect(tokens).toHaveLength(5);
   });
+
+  it('reports each token as the text it adds (spaces and split characters included), bytes as its UTF-8', async () => {
+    const eosText = tokenizer.decode([tokenizer.eosTokenIds[0]], { skipSpecialTokens: false });
+    const request = {
+      model: MODEL,
+      messages: [{ role: 'user' as const, content: 'greet me' }],
+      max_tokens: 60,
+      logprobs: true,
+      top_logprobs: 2,
+    };
+    const res = await t.client.chat.completions.create(request);
+    const content = res.choices[0].message.content;
+    expect(content).toBe('Hello world, café 🙂 done');
+    const entries = res.choices[0].logprobs!.content!;
+    // The scripted reply ends with EOS, whose logprob is reported too (with its text, as vLLM does).
+    expect(entries.map((e) => e.token).join('')).toBe(content + eosText);
+    // The fixture's small vocabulary has " w" but no " world".
+    expect(entries.map((e) => e.token)).toContain(' w');
+    expect(Buffer.from(entries.flatMap((e) => e.bytes!))).toEqual(Buffer.from(content + eosText));
+    for (const entry of entries) {
+      expect(entry.token).not.toContain('\uFFFD');
+      for (const top of entry.top_logprobs) expect(top.bytes).toEqual([...Buffer.from(top.token)]);
+    }
+    const stream = await t.client.chat.completions.create({ ...request, stream: true });
+    const streamed = [];
+    for await (const chunk of stream) streamed.push(...(chunk.choices[0]?.logprobs?.content ?? []));
+    expect(streamed).toEqual(entries);
+
+    const completion = await t.client.completions.create({
+      model: MODEL,
+      prompt: 'greet',
+      max_tokens: 60,
+      logprobs: 1,
+    });
+    const lp = completion.choices[0].logprobs!;
+    expect(completion.choices[0].text).toBe('Hello world, café 🙂 done');
+    expect(lp.tokens!.join('')).toBe(completion.choices[0].text + eosText);
+    const offsets = lp.tokens!.map((_, i) => lp.tokens!.slice(0, i).join('').length);
+    expect(lp.text_offset).toEqual(offsets);
+  });
 });

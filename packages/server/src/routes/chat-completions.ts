@@ -1,9 +1,10 @@
 import { createToolCallParser, type ToolCallDelta, type ToolCallParser } from '@ferrum/tokenizer';
-import type { ChatToolCall } from '@ferrum/types';
+import type { ChatToolCall, TokenLogprob } from '@ferrum/types';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { renderChatPrompt } from '../chat-prompt.js';
 import { type GenerationRun, startGeneration } from '../generation-run.js';
-import { type ChatLogprob, chatLogprobs } from '../logprobs-format.js';
+import { SequenceTokenTexts } from '../logprob-token-text.js';
+import { type ChatLogprob, ChatLogprobsBuilder } from '../logprobs-format.js';
 import { invalidRequest } from '../openai-error.js';
 import {
   checkModel,
@@ -24,12 +25,24 @@ interface Header {
   readonly model: string;
 }
 
-/** Text state of one choice: its tool-call parser (null when tools are off) and how many calls it made. */
+/**
+ * State of one choice: its tool-call parser (null when tools are off), how many calls it made, and its
+ * logprobs builder (null when logprobs were not asked for).
+ */
 class ChoiceOutput {
   numToolCalls = 0;
   started = false;
 
-  constructor(private readonly parser: ToolCallParser | null) {}
+  constructor(
+    private readonly parser: ToolCallParser | null,
+    private readonly logprobs: ChatLogprobsBuilder | null,
+  ) {}
+
+  /** The logprobs of a chunk's tokens; null when none were asked for or the chunk has no token (OpenAI's shape). */
+  logprobsOf(entries: readonly TokenLogprob[] | undefined): { content: ChatLogprob[] } | null {
+    if (!this.logprobs || !entries?.length) return null;
+    return { content: this.logprobs.build(entries) };
+  }
 
   /** Split a text delta (and, at the end, whatever the parser held back) into content and tool calls. */
   push(text: string, finished: boolean): { content: string; toolCalls: ToolCallDelta[] } {
@@ -46,9 +59,8 @@ class ChoiceOutput {
 interface ChatPlan {
   readonly header: Header;
   readonly outputs: ChoiceOutput[];
-  /** Alternatives per token when logprobs were asked for, else null. */
-  readonly topLogprobs: number | null;
-  readonly context: RouteContext;
+  /** Whether logprobs were asked for. */
+  readonly logprobs: boolean;
 }
 
 /** `POST /v1/chat/completions`: the chat template renders messages (and tools); `n` choices. */
@@ -65,6 +77,7 @@ export function registerChatCompletionsRoute(app: FastifyInstance, context: Rout
       messages: body.messages,
       tools: useTools ? body.tools : null,
       addGenerationPrompt: body.add_generation_prompt,
+      continueFinalMessage: body.continue_final_message,
       chatTemplateKwargs: body.chat_template_kwargs,
     });
     const topLogprobs = body.logprobs ? (body.top_logprobs ?? 0) : null;
@@ -94,10 +107,18 @@ export function registerChatCompletionsRoute(app: FastifyInstance, context: Rout
       header,
       outputs: Array.from(
         { length: sampling.n ?? 1 },
-        () => new ChoiceOutput(format ? createToolCallParser(format) : null),
+        () =>
+          new ChoiceOutput(
+            format ? createToolCallParser(format) : null,
+            topLogprobs === null
+              ? null
+              : new ChatLogprobsBuilder(
+                  new SequenceTokenTexts(engine.tokenizer, prompt.tokenIds),
+                  topLogprobs,
+                ),
+          ),
       ),
-      topLogprobs,
-      context,
+      logprobs: topLogprobs !== null,
     };
     if (body.stream) {
       const events = streamEvents(run, plan, body.stream_options?.include_usage === true);
@@ -117,12 +138,6 @@ function toolsEnabled(body: ChatRequest): boolean {
     );
   }
   return choice === 'auto' && (body.tools?.length ?? 0) > 0;
-}
-
-/** A chunk's logprobs; null when none were asked for or the chunk carries no token (OpenAI's shape). */
-function logprobsOf(plan: ChatPlan, entries: Parameters<typeof chatLogprobs>[0] | undefined) {
-  if (plan.topLogprobs === null || !entries?.length) return null;
-  return { content: chatLogprobs(entries, plan.context.engine.tokenizer, plan.topLogprobs) };
 }
 
 /** A choice that called tools and stopped by itself finishes with `tool_calls`, as OpenAI reports it. */
@@ -152,7 +167,7 @@ async function* streamEvents(
     const choice = {
       index: chunk.index,
       delta,
-      logprobs: logprobsOf(plan, chunk.logprobs),
+      logprobs: output.logprobsOf(chunk.logprobs),
       finish_reason: finished ? finishOf(chunk.finishReason, output) : null,
     };
     yield { ...base, choices: [choice] };
@@ -169,7 +184,7 @@ async function collect(run: GenerationRun, plan: ChatPlan, reply: FastifyReply) 
       content: '' as string | null,
       tool_calls: undefined as ChatToolCall[] | undefined,
     },
-    logprobs: plan.topLogprobs === null ? null : { content: [] as ChatLogprob[] },
+    logprobs: plan.logprobs ? { content: [] as ChatLogprob[] } : null,
     finish_reason: null as string | null,
   }));
   for await (const { chunk } of run.chunks) {
@@ -179,7 +194,7 @@ async function collect(run: GenerationRun, plan: ChatPlan, reply: FastifyReply) 
     const finished = chunk.finishReason !== undefined;
     const { content, toolCalls } = output.push(chunk.text, finished);
     choice.message.content += content;
-    choice.logprobs?.content.push(...(logprobsOf(plan, chunk.logprobs)?.content ?? []));
+    choice.logprobs?.content.push(...(output.logprobsOf(chunk.logprobs)?.content ?? []));
     for (const call of toolCalls) {
       choice.message.tool_calls ??= [];
       choice.message.tool_calls.push({ id: call.id, type: call.type, function: call.function });

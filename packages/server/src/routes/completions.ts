@@ -1,6 +1,8 @@
+import type { Tokenizer } from '@ferrum/interfaces';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { completionPrompts } from '../completion-prompts.js';
 import { type GenerationRun, startGeneration } from '../generation-run.js';
+import { SequenceTokenTexts } from '../logprob-token-text.js';
 import { type CompletionLogprobs, CompletionLogprobsBuilder } from '../logprobs-format.js';
 import { invalidRequest } from '../openai-error.js';
 import {
@@ -64,7 +66,7 @@ export function registerCompletionsRoute(app: FastifyInstance, context: RouteCon
     );
     context.openRequests.track(reply, run);
     const n = sampling.n ?? 1;
-    const choices = new ChoiceLogprobs(context, prompts.length * n, body.logprobs != null);
+    const choices = new ChoiceLogprobs(engine.tokenizer, prompts, n, body.logprobs != null);
     if (body.stream) {
       const events = streamEvents(run, header, n, choices, body.stream_options?.include_usage === true);
       return sendSse(reply, events, context.retryAfterSeconds);
@@ -77,9 +79,14 @@ export function registerCompletionsRoute(app: FastifyInstance, context: RouteCon
 class ChoiceLogprobs {
   private readonly builders: CompletionLogprobsBuilder[];
 
-  constructor(context: RouteContext, numChoices: number, enabled: boolean) {
+  /** Choice `p × n + i` continues prompt `p`, which is its tokens' first context. */
+  constructor(tokenizer: Tokenizer | null, prompts: readonly number[][], n: number, enabled: boolean) {
     this.builders = enabled
-      ? Array.from({ length: numChoices }, () => new CompletionLogprobsBuilder(context.engine.tokenizer))
+      ? Array.from(
+          { length: prompts.length * n },
+          (_, index) =>
+            new CompletionLogprobsBuilder(new SequenceTokenTexts(tokenizer, prompts[Math.floor(index / n)])),
+        )
       : [];
   }
 
