@@ -4,8 +4,14 @@ import { defineToken, type SpecificationVersion } from './injection-token.js';
 /** Options of {@link Tokenizer.applyChatTemplate}. */
 export interface ChatTemplateOptions {
   readonly tools?: readonly ChatTool[];
-  /** End the prompt with the assistant turn's header. Default true. */
+  /** End the prompt with the assistant turn's header. Default true (false with `continueFinalMessage`). */
   readonly addGenerationPrompt?: boolean;
+  /**
+   * Leave the final message open so the model continues it (transformers' and vLLM's
+   * `continue_final_message`, e.g. to prefill the start of an answer): the prompt ends right after that
+   * message's text, without its end of turn. Incompatible with `addGenerationPrompt: true`. Default false.
+   */
+  readonly continueFinalMessage?: boolean;
   /** Name of one of several templates in `tokenizer_config.json` (e.g. `tool_use`). */
   readonly templateName?: string;
   /** Extra template variables (`enable_thinking`, ...). */

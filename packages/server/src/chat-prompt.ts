@@ -8,7 +8,10 @@ import type { ChatRequestMessage, ChatRequestTool } from './schemas/chat-request
 export interface ChatPromptInput {
   readonly messages: readonly ChatRequestMessage[];
   readonly tools?: readonly ChatRequestTool[] | null;
+  /** Default true, or false when continuing the final message. */
   readonly addGenerationPrompt?: boolean | null;
+  /** vLLM's `continue_final_message`: the prompt ends inside the final message, which the model continues. */
+  readonly continueFinalMessage?: boolean | null;
   readonly chatTemplateKwargs?: Readonly<Record<string, unknown>> | null;
 }
 
@@ -20,19 +23,28 @@ export interface ChatPrompt {
 
 /**
  * Render messages with the model's chat template and tokenize the result (without special tokens: the
- * template writes them, as vLLM does). Template errors are the request's fault (400).
+ * template writes them, as vLLM does). Template errors, and a final message that cannot be continued, are
+ * the request's fault (400).
  */
 export async function renderChatPrompt(
   tokenizer: Tokenizer | null,
   input: ChatPromptInput,
 ): Promise<ChatPrompt> {
   if (!tokenizer) throw invalidRequest('this model has no tokenizer, so it has no chat template', 'messages');
+  const continueFinalMessage = input.continueFinalMessage ?? false;
+  if (continueFinalMessage && input.addGenerationPrompt === true) {
+    throw invalidRequest(
+      'continue_final_message and add_generation_prompt cannot both be true',
+      'continue_final_message',
+    );
+  }
   const messages = input.messages.map(toChatMessage);
   let text: string;
   try {
     text = tokenizer.applyChatTemplate(messages, {
       tools: input.tools && input.tools.length > 0 ? (input.tools as readonly ChatTool[]) : undefined,
-      addGenerationPrompt: input.addGenerationPrompt ?? true,
+      addGenerationPrompt: input.addGenerationPrompt ?? !continueFinalMessage,
+      continueFinalMessage,
       kwargs: input.chatTemplateKwargs ?? undefined,
     });
   } catch (error) {

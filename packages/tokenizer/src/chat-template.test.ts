@@ -98,4 +98,65 @@ describe('ChatTemplateRenderer', () => {
       expect.objectContaining({ code: 'invalid_argument' }),
     );
   });
+
+  describe("continueFinalMessage (transformers' continue_final_message)", () => {
+    const chatml =
+      '{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}' +
+      '{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}';
+    const trimming = '{% for m in messages %}[{{ m.role }}] {{ m.content | trim }}</s>{% endfor %}';
+    const prefill = (content: string) => [
+      { role: 'user', content: 'Say hi' },
+      { role: 'assistant', content },
+    ];
+
+    it('cuts the end of turn after the final message, keeping spacing the template kept', () => {
+      const chat = renderer({ default: chatml });
+      expect(chat.render(prefill('Hi there, '), { continueFinalMessage: true })).toBe(
+        '<|im_start|>user\nSay hi<|im_end|>\n<|im_start|>assistant\nHi there, ',
+      );
+      expect(chat.render(prefill('hi'), { continueFinalMessage: true, addGenerationPrompt: false })).toBe(
+        '<|im_start|>user\nSay hi<|im_end|>\n<|im_start|>assistant\nhi',
+      );
+      // The last text part is the one continued.
+      const parts = [
+        { role: 'user', content: 'Say hi' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Hello' },
+            { type: 'text', text: 'wor' },
+          ],
+        },
+      ];
+      expect(chat.render(parts, { continueFinalMessage: true })).toBe(
+        '<|im_start|>user\nSay hi<|im_end|>\n<|im_start|>assistant\nHello\nwor',
+      );
+    });
+
+    it('cuts after the trimmed message when the template trimmed its spacing', () => {
+      const chat = renderer({ default: trimming });
+      expect(chat.render(prefill(' Hi there, '), { continueFinalMessage: true })).toBe(
+        '[user] Say hi</s>[assistant] Hi there,',
+      );
+    });
+
+    it('refuses a generation prompt, a final message without text, and a template that drops it', () => {
+      const chat = renderer({ default: chatml });
+      expect(() =>
+        chat.render(prefill('Hi'), { continueFinalMessage: true, addGenerationPrompt: true }),
+      ).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+      expect(() => chat.render(prefill('  '), { continueFinalMessage: true })).toThrow(
+        expect.objectContaining({ code: 'invalid_argument' }),
+      );
+      const assistantBlind = renderer({
+        default: "{% for m in messages %}{% if m.role == 'user' %}{{ m.content }}{% endif %}{% endfor %}",
+      });
+      expect(() => assistantBlind.render(prefill('Hi'), { continueFinalMessage: true })).toThrow(
+        expect.objectContaining({
+          code: 'invalid_argument',
+          message: expect.stringContaining('final message'),
+        }),
+      );
+    });
+  });
 });

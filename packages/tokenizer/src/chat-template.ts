@@ -1,6 +1,7 @@
 import type { ChatTemplateOptions } from '@ferrum/interfaces';
 import { type ChatMessage, FerrumError } from '@ferrum/types';
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
+import { continueFinalMessage } from './continue-final-message.js';
 import { strftime } from './strftime.js';
 
 /** Variables the caller may not override through `kwargs`: the renderer sets them from the options. */
@@ -32,12 +33,34 @@ export class ChatTemplateRenderer {
   }
 
   /**
-   * Render `messages` to the prompt string. Does not modify `messages`.
+   * Render `messages` to the prompt string. Does not modify `messages`. With `continueFinalMessage`, the
+   * prompt ends right after the final message's text (see {@link continueFinalMessage}).
    *
    * @throws FerrumError `not_found` when the model has no (such) template; `invalid_argument` when the
-   *   template refuses the chat (`raise_exception`) or fails; `invalid_checkpoint` when it does not parse.
+   *   template refuses the chat (`raise_exception`) or fails, or the final message cannot be continued
+   *   (also when a generation prompt is asked for too); `invalid_checkpoint` when it does not parse.
    */
   render(messages: readonly ChatMessage[], options: ChatTemplateOptions = {}): string {
+    const continuing = options.continueFinalMessage ?? false;
+    if (continuing && options.addGenerationPrompt === true) {
+      throw new FerrumError(
+        'invalid_argument',
+        'continueFinalMessage continues the final message; it cannot be combined with addGenerationPrompt',
+      );
+    }
+    const rendered = this.renderTemplate(
+      messages,
+      options,
+      !continuing && (options.addGenerationPrompt ?? true),
+    );
+    return continuing ? continueFinalMessage(rendered, messages) : rendered;
+  }
+
+  private renderTemplate(
+    messages: readonly ChatMessage[],
+    options: ChatTemplateOptions,
+    addGenerationPrompt: boolean,
+  ): string {
     const [name, template] = this.select(options.templateName, options.tools !== undefined);
     const env = new Environment();
     const variables: Record<string, unknown> = {
@@ -60,7 +83,7 @@ export class ChatTemplateRenderer {
     variables.messages = messages.map(templateMessage);
     variables.tools = options.tools ?? null;
     variables.documents = null;
-    variables.add_generation_prompt = options.addGenerationPrompt ?? true;
+    variables.add_generation_prompt = addGenerationPrompt;
     for (const [key, value] of Object.entries(variables)) env.set(key, value);
     try {
       return new Interpreter(env).run(template.parsed).value as string;

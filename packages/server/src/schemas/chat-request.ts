@@ -56,6 +56,7 @@ export const ChatRequestSchema = Type.Object({
   ),
   chat_template_kwargs: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))),
   add_generation_prompt: Type.Optional(Nullable(Type.Boolean())),
+  continue_final_message: Type.Optional(Nullable(Type.Boolean())),
 });
 
 export type ChatRequest = Static<typeof ChatRequestSchema>;
