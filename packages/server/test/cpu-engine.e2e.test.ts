@@ -188,21 +188,16 @@ describe('OpenAI client against the server on the CPU runtime (tiny Qwen3)', () 
     const call = res.choices[0].message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall;
     expect(call.function.name).toBe('get_weather');
     expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Paris' });
-    const stream = await t.client.chat.completions.create({
-      model: MODEL,
-      messages,
-      tools,
-      max_tokens: 100,
-      stream: true,
-    });
-    const deltas = [];
-    let content = '';
-    for await (const chunk of stream) {
-      deltas.push(...(chunk.choices[0]?.delta.tool_calls ?? []));
-      content += chunk.choices[0]?.delta.content ?? '';
-    }
-    expect(content).toBe('');
-    expect(deltas.map((d) => d.function?.name)).toEqual(['get_weather']);
+    // Streamed: the name first, then the arguments in pieces, which the client joins to the same call.
+    const stream = t.client.chat.completions.stream({ model: MODEL, messages, tools, max_tokens: 100 });
+    const deltas: OpenAI.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
+    stream.on('chunk', (chunk) => deltas.push(...(chunk.choices[0]?.delta.tool_calls ?? [])));
+    const streamed = (await stream.finalChatCompletion()).choices[0];
+    expect(streamed.finish_reason).toBe('tool_calls');
+    expect(streamed.message.content ?? '').toBe('');
+    expect(streamed.message.tool_calls).toEqual([{ ...call, id: deltas[0].id }]);
+    expect(deltas[0].function).toEqual({ name: 'get_weather', arguments: '' });
+    expect(deltas.length).toBeGreaterThan(2);
   });
 
   it('aborts a stream the client drops and frees its KV', async () => {

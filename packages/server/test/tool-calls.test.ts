@@ -1,3 +1,4 @@
+import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectToolCallFormat } from '../src/index.js';
 import { createByteTokenizer } from './helpers/byte-tokenizer.js';
@@ -17,6 +18,9 @@ describe('tool calls (fake engine scripted to call a tool)', () => {
   // The fake answers a prompt that mentions the tool with a Hermes-style call, preceded by some content.
   const engine = new FakeEngine({
     scripts: {
+      'two calls':
+        '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>\n<tool_call>\n' +
+        '{"name": "get_weather", "arguments": {"city": "São Paulo", "days": [1, 2]}}\n</tool_call>',
       get_weather:
         'Let me check. <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
     },
@@ -58,7 +62,7 @@ describe('tool calls (fake engine scripted to call a tool)', () => {
     expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Paris' });
   });
 
-  it('streams tool calls as deltas and never leaks the tags as content', async () => {
+  it('never leaks the tags of a streamed call as content', async () => {
     const stream = await t.client.chat.completions.create({
       model: 'fake-model',
       messages,
@@ -66,21 +70,52 @@ describe('tool calls (fake engine scripted to call a tool)', () => {
       stream: true,
     });
     let content = '';
-    const calls: { index: number; function?: { name?: string; arguments?: string } }[] = [];
-    let finish: string | null = null;
-    for await (const chunk of stream) {
-      const choice = chunk.choices[0];
-      content += choice.delta.content ?? '';
-      calls.push(...(choice.delta.tool_calls ?? []));
-      finish = choice.finish_reason ?? finish;
-    }
+    for await (const chunk of stream) content += chunk.choices[0].delta.content ?? '';
     expect(content).toBe('Let me check. ');
-    expect(calls).toHaveLength(1);
-    expect(calls[0].index).toBe(0);
-    expect(calls[0].function?.name).toBe('get_weather');
-    expect(JSON.parse(calls[0].function?.arguments ?? '')).toEqual({ city: 'Paris' });
-    expect(finish).toBe('tool_calls');
   });
+
+  for (const [what, content] of [
+    ['a call after some content', 'Weather in Paris?'],
+    ['two calls', 'two calls please'],
+  ]) {
+    it(`streams ${what} as OpenAI does (name first, then argument pieces) and accumulates to the whole response`, async () => {
+      const request = {
+        model: 'fake-model',
+        messages: [{ role: 'user' as const, content }],
+        tools: [weatherTool],
+      };
+      const whole = await t.client.chat.completions.create(request);
+      const stream = t.client.chat.completions.stream(request);
+      const deltas: OpenAI.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
+      stream.on('chunk', (chunk) => deltas.push(...(chunk.choices[0]?.delta.tool_calls ?? [])));
+      const streamed = (await stream.finalChatCompletion()).choices[0];
+      const expected = whole.choices[0];
+      expect(streamed.finish_reason).toBe('tool_calls');
+      expect(streamed.message.content ?? null).toBe(expected.message.content);
+      const withoutIds = (calls: OpenAI.ChatCompletionMessageToolCall[] | undefined) =>
+        calls?.map(({ id, ...call }) => ({ ...call, id: id.startsWith('call_') }));
+      expect(withoutIds(streamed.message.tool_calls)).toEqual(withoutIds(expected.message.tool_calls));
+      // Per call: one delta with index, id, type, name and empty arguments, then argument pieces only.
+      for (const [index, call] of (streamed.message.tool_calls ?? []).entries()) {
+        const own = deltas.filter((d) => d.index === index);
+        expect(own[0]).toEqual({
+          index,
+          id: call.id,
+          type: 'function',
+          function: {
+            name: (call as OpenAI.ChatCompletionMessageFunctionToolCall).function.name,
+            arguments: '',
+          },
+        });
+        const pieces = own.slice(1);
+        expect(pieces.length).toBeGreaterThan(1);
+        for (const piece of pieces) expect(Object.keys(piece).sort()).toEqual(['function', 'index']);
+        expect(pieces.map((p) => p.function?.arguments).join('')).toBe(
+          (call as OpenAI.ChatCompletionMessageFunctionToolCall).function.arguments,
+        );
+      }
+    });
+  }
 
   it('leaves the text alone when tool_choice is none', async () => {
     const res = await t.client.chat.completions.create({
@@ -120,5 +155,26 @@ describe('tool calls (fake engine scripted to call a tool)', () => {
     expect(rendered).toContain(
       '<|assistant|><tool_call>{"name": "get_weather", "arguments": {"city":"Paris"}}</tool_call>\n<|tool|>sunny',
     );
+  });
+});
+
+describe('tool calls in a format that starts with a special token (Mistral)', () => {
+  it('keeps special tokens in the output so the parser sees [TOOL_CALLS], as vLLM does', async () => {
+    const engine = new FakeEngine();
+    const t = await serveForTest(engine, { toolCallParser: 'mistral' });
+    try {
+      const request = {
+        model: 'fake-model',
+        messages: [{ role: 'user' as const, content: 'hi' }],
+        max_tokens: 2,
+      };
+      await t.client.chat.completions.create({ ...request, tools: [weatherTool] });
+      expect(engine.requests.at(-1)!.sampling.skipSpecialTokens).toBe(false);
+      // Without tools nothing is parsed, and the request's own choice stands.
+      await t.client.chat.completions.create(request);
+      expect(engine.requests.at(-1)!.sampling.skipSpecialTokens).toBe(true);
+    } finally {
+      await t.server.close();
+    }
   });
 });

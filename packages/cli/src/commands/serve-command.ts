@@ -1,6 +1,6 @@
 import { createEngine } from '@ferrum/engine';
 import { startServer } from '@ferrum/server';
-import type { ToolCallFormat } from '@ferrum/tokenizer';
+import { type ToolCallFormat, toolCallFormats } from '@ferrum/tokenizer';
 import { FerrumError } from '@ferrum/types';
 import type { CliContext } from '../cli-context.js';
 import { ENGINE_FLAGS, ENGINE_FLAGS_HELP, engineOptionsFrom } from '../engine-flags.js';
@@ -17,7 +17,7 @@ with finish_reason "abort" and [DONE]). A second Ctrl-C exits at once.
   --port PORT                   default 8000; 0 picks a free port
   --served-model-name NAME      name clients send as \`model\` (default: the model directory's name)
   --api-key KEY                 require \`Authorization: Bearer KEY\` on /v1 (or set FERRUM_API_KEY)
-  --tool-call-parser auto|hermes|llama3_json|none   how tool calls are read back (default auto)
+  --tool-call-parser auto|${toolCallFormats.join('|')}|none   how tool calls are read back (default auto)
   --seed S                      seed of dummy weights and of requests that give none
   --shutdown-timeout SECONDS    how long open requests may run on after Ctrl-C / SIGTERM (default 30)
 ${ENGINE_FLAGS_HELP}`;
@@ -48,8 +48,7 @@ export async function serveCommand(args: readonly string[], context: CliContext)
   }
   const port = numberOption(parsed, 'port', { min: 0, max: 65535, integer: true }) ?? 8000;
   const shutdownSeconds = numberOption(parsed, 'shutdown-timeout', { min: 0 }) ?? DEFAULT_SHUTDOWN_SECONDS;
-  const parser =
-    choiceOption(parsed, 'tool-call-parser', ['auto', 'hermes', 'llama3_json', 'none']) ?? 'auto';
+  const parser = choiceOption(parsed, 'tool-call-parser', ['auto', ...toolCallFormats, 'none']) ?? 'auto';
   const log = (line: string) => context.stderr.write(`${line}\n`);
   const engineOptions = engineOptionsFrom(parsed, context.env);
   const engine = await createEngine({

@@ -1,63 +1,21 @@
-import { createToolCallParser, type ToolCallDelta, type ToolCallParser } from '@ferrum/tokenizer';
-import type { ChatToolCall, TokenLogprob } from '@ferrum/types';
+import { createToolCallParser, toolCallFormatNeedsSpecialTokens } from '@ferrum/tokenizer';
+import type { ChatToolCall } from '@ferrum/types';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { renderChatPrompt } from '../chat-prompt.js';
 import { type GenerationRun, startGeneration } from '../generation-run.js';
 import { SequenceTokenTexts } from '../logprob-token-text.js';
 import { type ChatLogprob, ChatLogprobsBuilder } from '../logprobs-format.js';
 import { invalidRequest } from '../openai-error.js';
-import {
-  checkModel,
-  finishReasonOf,
-  type RouteContext,
-  responseId,
-  UsageTotal,
-  unixSeconds,
-} from '../route-context.js';
+import { checkModel, type RouteContext, responseId, UsageTotal, unixSeconds } from '../route-context.js';
 import { samplingFromRequest } from '../sampling-from-request.js';
 import { type ChatRequest, ChatRequestSchema } from '../schemas/chat-request.js';
 import { sendSse } from '../sse.js';
-
-/** Fixed fields of every chat response and chunk. */
-interface Header {
-  readonly id: string;
-  readonly created: number;
-  readonly model: string;
-}
-
-/**
- * State of one choice: its tool-call parser (null when tools are off), how many calls it made, and its
- * logprobs builder (null when logprobs were not asked for).
- */
-class ChoiceOutput {
-  numToolCalls = 0;
-  started = false;
-
-  constructor(
-    private readonly parser: ToolCallParser | null,
-    private readonly logprobs: ChatLogprobsBuilder | null,
-  ) {}
-
-  /** The logprobs of a chunk's tokens; null when none were asked for or the chunk has no token (OpenAI's shape). */
-  logprobsOf(entries: readonly TokenLogprob[] | undefined): { content: ChatLogprob[] } | null {
-    if (!this.logprobs || !entries?.length) return null;
-    return { content: this.logprobs.build(entries) };
-  }
-
-  /** Split a text delta (and, at the end, whatever the parser held back) into content and tool calls. */
-  push(text: string, finished: boolean): { content: string; toolCalls: ToolCallDelta[] } {
-    if (!this.parser) return { content: text, toolCalls: [] };
-    const step = this.parser.push(text);
-    const end = finished ? this.parser.finish() : null;
-    const toolCalls = end ? [...step.toolCalls, ...end.toolCalls] : [...step.toolCalls];
-    this.numToolCalls += toolCalls.length;
-    return { content: end ? step.text + end.text : step.text, toolCalls };
-  }
-}
+import { ChoiceOutput } from './chat-choice-output.js';
+import { type ChatHeader, chatStreamEvents, finishOf } from './chat-stream.js';
 
 /** How one request's choices are produced and reported. */
 interface ChatPlan {
-  readonly header: Header;
+  readonly header: ChatHeader;
   readonly outputs: ChoiceOutput[];
   /** Whether logprobs were asked for. */
   readonly logprobs: boolean;
@@ -80,15 +38,21 @@ export function registerChatCompletionsRoute(app: FastifyInstance, context: Rout
       continueFinalMessage: body.continue_final_message,
       chatTemplateKwargs: body.chat_template_kwargs,
     });
+    const format = useTools ? context.toolCallFormat : null;
     const topLogprobs = body.logprobs ? (body.top_logprobs ?? 0) : null;
-    const sampling = samplingFromRequest(body, {
+    const requested = samplingFromRequest(body, {
       maxTokens: body.max_completion_tokens ?? body.max_tokens,
       logprobs: topLogprobs,
       longestPromptTokens: prompt.tokenIds.length,
       maxModelLen: context.maxModelLen,
       vocabSize: engine.modelInfo.config.vocabSize,
     });
-    const header: Header = {
+    // Formats whose calls start with a special token need it in the text (vLLM's Mistral parser does so).
+    const sampling =
+      format && toolCallFormatNeedsSpecialTokens(format)
+        ? { ...requested, skipSpecialTokens: false }
+        : requested;
+    const header: ChatHeader = {
       id: responseId('chatcmpl'),
       created: unixSeconds(),
       model: context.servedModelName,
@@ -102,14 +66,13 @@ export function registerChatCompletionsRoute(app: FastifyInstance, context: Rout
       },
     ]);
     context.openRequests.track(reply, run);
-    const format = useTools ? context.toolCallFormat : null;
     const plan: ChatPlan = {
       header,
       outputs: Array.from(
         { length: sampling.n ?? 1 },
         () =>
           new ChoiceOutput(
-            format ? createToolCallParser(format) : null,
+            format ? createToolCallParser(format, { streamArguments: true }) : null,
             topLogprobs === null
               ? null
               : new ChatLogprobsBuilder(
@@ -121,7 +84,8 @@ export function registerChatCompletionsRoute(app: FastifyInstance, context: Rout
       logprobs: topLogprobs !== null,
     };
     if (body.stream) {
-      const events = streamEvents(run, plan, body.stream_options?.include_usage === true);
+      const includeUsage = body.stream_options?.include_usage === true;
+      const events = chatStreamEvents(run, header, plan.outputs, includeUsage);
       return sendSse(reply, events, context.retryAfterSeconds);
     }
     return collect(run, plan, reply);
@@ -138,41 +102,6 @@ function toolsEnabled(body: ChatRequest): boolean {
     );
   }
   return choice === 'auto' && (body.tools?.length ?? 0) > 0;
-}
-
-/** A choice that called tools and stopped by itself finishes with `tool_calls`, as OpenAI reports it. */
-function finishOf(reason: Parameters<typeof finishReasonOf>[0], output: ChoiceOutput) {
-  const mapped = finishReasonOf(reason);
-  return output.numToolCalls > 0 && mapped === 'stop' ? 'tool_calls' : mapped;
-}
-
-async function* streamEvents(
-  run: GenerationRun,
-  plan: ChatPlan,
-  includeUsage: boolean,
-): AsyncGenerator<unknown> {
-  const base = { ...plan.header, object: 'chat.completion.chunk' };
-  const usage = new UsageTotal();
-  for await (const { chunk } of run.chunks) {
-    if (chunk.usage) usage.add(chunk.usage);
-    const output = plan.outputs[chunk.index];
-    const finished = chunk.finishReason !== undefined;
-    const { content, toolCalls } = output.push(chunk.text, finished);
-    const first = !output.started;
-    // Text held back for a possible tool call produces no event until it resolves.
-    if (!first && !finished && content === '' && toolCalls.length === 0 && !chunk.logprobs?.length) continue;
-    output.started = true;
-    const delta: Record<string, unknown> = first ? { role: 'assistant', content } : { content };
-    if (toolCalls.length > 0) delta.tool_calls = toolCalls;
-    const choice = {
-      index: chunk.index,
-      delta,
-      logprobs: output.logprobsOf(chunk.logprobs),
-      finish_reason: finished ? finishOf(chunk.finishReason, output) : null,
-    };
-    yield { ...base, choices: [choice] };
-  }
-  if (includeUsage) yield { ...base, choices: [], usage: usage.toBody() };
 }
 
 async function collect(run: GenerationRun, plan: ChatPlan, reply: FastifyReply) {
@@ -199,10 +128,9 @@ async function collect(run: GenerationRun, plan: ChatPlan, reply: FastifyReply) 
       choice.message.tool_calls ??= [];
       choice.message.tool_calls.push({ id: call.id, type: call.type, function: call.function });
     }
-    if (!finished) continue;
-    // OpenAI reports a message that only calls tools with null content.
-    if (choice.message.tool_calls && choice.message.content === '') choice.message.content = null;
-    choice.finish_reason = finishOf(chunk.finishReason, output);
+    if (finished) choice.finish_reason = finishOf(chunk.finishReason, output);
   }
+  // OpenAI reports a message that only calls tools with null content.
+  for (const { message } of choices) if (message.tool_calls && message.content === '') message.content = null;
   return reply.send({ ...plan.header, object: 'chat.completion', choices, usage: usage.toBody() });
 }
