@@ -2,21 +2,19 @@ import type { ModelExecutor } from '@ferrum/interfaces';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadNativeAddon } from '../src/native-addon.js';
 import {
+  allTinyModels,
   buildBatch,
   type Golden,
   maxAbsDiff,
   range,
   readGolden,
-  repoTinyModels,
   type SeqStep,
-  sharedTinyModels,
-  tinyModelsIn,
 } from './fixtures.js';
 import { loadTinyModel } from './load-fixture.js';
 
 const addon = loadNativeAddon();
 const simdPaths = addon.ok ? addon.addon.probe().usableSimd : [];
-const models = [...tinyModelsIn(repoTinyModels, 'repo'), ...tinyModelsIn(sharedTinyModels, 'shared')];
+const models = allTinyModels();
 const TOLERANCE = 1e-5;
 
 /** Logits of every position of `prompt`, prefilled alone in one step at slots [base, base + length). */

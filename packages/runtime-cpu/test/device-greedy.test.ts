@@ -4,11 +4,11 @@ import path from 'node:path';
 import { type RowSampling, resolveSamplingParams } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
 import { loadNativeAddon } from '../src/native-addon.js';
-import { buildBatch, range, readGolden, repoTinyModels, sharedTinyModels, tinyModelsIn } from './fixtures.js';
+import { allTinyModels, buildBatch, range, readGolden } from './fixtures.js';
 import { loadTinyModel } from './load-fixture.js';
 
 const addon = loadNativeAddon();
-const model = [...tinyModelsIn(repoTinyModels, 'repo'), ...tinyModelsIn(sharedTinyModels, 'shared')][0];
+const model = allTinyModels()[0];
 
 function sampling(temperature: number, needsHostLogits = false): RowSampling {
   return {

@@ -3,20 +3,11 @@ import { FerrumError, type ForwardBatch } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuBackend } from '../src/index.js';
 import { loadNativeAddon } from '../src/native-addon.js';
-import {
-  buildBatch,
-  type Golden,
-  greedyRow,
-  range,
-  readGolden,
-  repoTinyModels,
-  sharedTinyModels,
-  tinyModelsIn,
-} from './fixtures.js';
+import { allTinyModels, buildBatch, type Golden, greedyRow, range, readGolden } from './fixtures.js';
 import { loadTinyModel } from './load-fixture.js';
 
 const addon = loadNativeAddon();
-const model = [...tinyModelsIn(repoTinyModels, 'repo'), ...tinyModelsIn(sharedTinyModels, 'shared')][0];
+const model = allTinyModels()[0];
 
 async function expectInvalid(promise: Promise<unknown>, message: RegExp) {
   const error = await promise.then(

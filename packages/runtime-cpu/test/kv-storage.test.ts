@@ -1,20 +1,11 @@
 import type { ModelExecutor } from '@ferrum/interfaces';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadNativeAddon } from '../src/native-addon.js';
-import {
-  buildBatch,
-  type Golden,
-  maxAbsDiff,
-  range,
-  readGolden,
-  repoTinyModels,
-  sharedTinyModels,
-  tinyModelsIn,
-} from './fixtures.js';
+import { allTinyModels, buildBatch, type Golden, maxAbsDiff, range, readGolden } from './fixtures.js';
 import { loadTinyModel } from './load-fixture.js';
 
 const addon = loadNativeAddon();
-const model = [...tinyModelsIn(repoTinyModels, 'repo'), ...tinyModelsIn(sharedTinyModels, 'shared')][0];
+const model = allTinyModels()[0];
 const DECODE_STEPS = 6;
 
 /**
