@@ -51,6 +51,11 @@ export interface Tokenizer {
     ids: ArrayLike<number>,
     options?: { readonly skipSpecialTokens?: boolean; readonly cleanUpTokenizationSpaces?: boolean },
   ): string;
+  /**
+   * Optional: the vocabulary piece of `id` as transformers' `convert_ids_to_tokens` gives it (`Ġworld`,
+   * `▁Hello`, `<0x0A>`, `<|im_end|>`), or null for an id outside the vocabulary.
+   */
+  idToToken?(id: number): string | null;
   /** Render a chat to the prompt string, exactly as transformers' `apply_chat_template`. */
   applyChatTemplate(messages: readonly ChatMessage[], options?: ChatTemplateOptions): string;
   /** A new per-sequence incremental detokenizer; `skipSpecialTokens` defaults to false. */

@@ -31,11 +31,18 @@ export class CompletionLogprobsBuilder {
       for (const alt of entry.top ?? []) top[this.texts.textOf(alt.tokenId)] ??= finiteLogprob(alt.logprob);
       into.top_logprobs.push(top);
       into.text_offset.push(this.textOffset);
-      this.textOffset += token.length;
+      // Offsets count characters (code points) as vLLM's Python strings do, not UTF-16 units.
+      this.textOffset += codePoints(token);
       this.texts.advance(entry.tokenId);
     }
     return into;
   }
+}
+
+function codePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
 }
 
 export function emptyCompletionLogprobs(): CompletionLogprobs {

@@ -1,12 +1,14 @@
 import type { Tokenizer } from '@ferrum/interfaces';
 
 /**
- * The text of one token decoded alone, special tokens kept (`/tokenize`'s `token_strs`), or vLLM's
- * `token_id:N` when the model has no tokenizer. Logprobs read tokens in context instead
+ * `/tokenize`'s `token_strs` entry of one token: its vocabulary piece (`Ġworld`), as vLLM returns
+ * `convert_ids_to_tokens`; the token decoded alone, special tokens kept, from a tokenizer without pieces; or
+ * vLLM's `token_id:N` when the model has no tokenizer. Logprobs read tokens in context instead
  * (`SequenceTokenTexts`).
  */
-export function tokenText(tokenizer: Tokenizer | null, tokenId: number): string {
-  return tokenizer ? tokenizer.decode([tokenId], { skipSpecialTokens: false }) : `token_id:${tokenId}`;
+export function tokenString(tokenizer: Tokenizer | null, tokenId: number): string {
+  if (!tokenizer) return `token_id:${tokenId}`;
+  return tokenizer.idToToken?.(tokenId) ?? tokenizer.decode([tokenId], { skipSpecialTokens: false });
 }
 
 /** JSON has no -Infinity: masked tokens report vLLM's floor instead. */

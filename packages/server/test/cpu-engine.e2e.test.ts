@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createEngine, type FerrumEngine } from '@ferrum/engine';
 import { type HfTokenizer, loadTokenizer } from '@ferrum/tokenizer';
 import OpenAI from 'openai';
@@ -32,6 +34,25 @@ describe('OpenAI client against the server on the CPU runtime (tiny Qwen3)', () 
     await t?.server.close();
     await engine?.shutdown();
     await tokenizer?.dispose();
+  });
+
+  it("returns /tokenize's token_strs as the vocabulary's pieces (convert_ids_to_tokens), read from tokenizer.json", async () => {
+    const json = JSON.parse(readFileSync(join(TINY_MODEL_DIR, 'tokenizer.json'), 'utf8')) as {
+      model: { vocab: Record<string, number> };
+      added_tokens: { id: number; content: string }[];
+    };
+    const pieces = new Map<number, string>(
+      Object.entries(json.model.vocab).map(([piece, id]) => [id, piece]),
+    );
+    for (const added of json.added_tokens) pieces.set(added.id, added.content);
+    const res = await fetch(`${t.url}/tokenize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'Hello world, café', return_token_strs: true }),
+    });
+    const body = (await res.json()) as { tokens: number[]; token_strs: string[] };
+    expect(body.tokens.length).toBeGreaterThan(2);
+    expect(body.token_strs).toEqual(body.tokens.map((id) => pieces.get(id)));
   });
 
   it("reproduces transformers' greedy continuations through /v1/completions, streamed or not", async () => {

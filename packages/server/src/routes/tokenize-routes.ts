@@ -9,7 +9,7 @@ import {
   type TokenizeRequest,
   TokenizeRequestSchema,
 } from '../schemas/tokenize-request.js';
-import { tokenText } from '../token-text.js';
+import { tokenString } from '../token-text.js';
 
 /** `POST /tokenize` and `POST /detokenize` in vLLM's shapes. */
 export function registerTokenizeRoutes(app: FastifyInstance, context: RouteContext): void {
@@ -35,7 +35,7 @@ export function registerTokenizeRoutes(app: FastifyInstance, context: RouteConte
       count: tokens.length,
       max_model_len: context.maxModelLen,
       tokens,
-      token_strs: body.return_token_strs ? tokens.map((id) => tokenText(tokenizer, id)) : null,
+      token_strs: body.return_token_strs ? tokens.map((id) => tokenString(tokenizer, id)) : null,
     };
   });
   app.post('/detokenize', { schema: { body: DetokenizeRequestSchema } }, async (request) => {
