@@ -87,10 +87,17 @@ describe('tool calls (fake engine scripted to call a tool)', () => {
       const whole = await t.client.chat.completions.create(request);
       const stream = t.client.chat.completions.stream(request);
       const deltas: OpenAI.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
-      stream.on('chunk', (chunk) => deltas.push(...(chunk.choices[0]?.delta.tool_calls ?? [])));
+      const callContents: unknown[] = [];
+      stream.on('chunk', (chunk) => {
+        const delta = chunk.choices[0]?.delta;
+        deltas.push(...(delta?.tool_calls ?? []));
+        if (delta?.tool_calls) callContents.push(delta.content);
+      });
       const streamed = (await stream.finalChatCompletion()).choices[0];
       const expected = whole.choices[0];
       expect(streamed.finish_reason).toBe('tool_calls');
+      // As OpenAI: a delta carrying a call has content null (the first) or none, never "".
+      for (const content of callContents) expect(content ?? null).toBeNull();
       expect(streamed.message.content ?? null).toBe(expected.message.content);
       const withoutIds = (calls: OpenAI.ChatCompletionMessageToolCall[] | undefined) =>
         calls?.map(({ id, ...call }) => ({ ...call, id: id.startsWith('call_') }));

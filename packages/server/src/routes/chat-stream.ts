@@ -42,8 +42,10 @@ export async function* chatStreamEvents(
     const finishReason = finished ? finishOf(chunk.finishReason, output) : null;
     const numEvents = Math.max(1, toolCallDeltas.length);
     for (let i = 0; i < numEvents; i++) {
+      // A delta that only carries a call has no text: content null on the first chunk (OpenAI), else absent.
+      const text = content === '' && toolCallDeltas.length > 0 ? null : content;
       const delta: Record<string, unknown> =
-        i > 0 ? {} : first ? { role: 'assistant', content } : { content };
+        i > 0 ? {} : first ? { role: 'assistant', content: text } : text === null ? {} : { content: text };
       if (i < toolCallDeltas.length) delta.tool_calls = [toolCallDeltas[i]];
       const choice = {
         index: chunk.index,
