@@ -47,7 +47,11 @@ export class SamplingPlanner {
       const row = rows[r];
       const { params } = row;
       let flags = 0;
-      if (params.temperature === 0) flags |= SAMPLE_GREEDY;
+      // Top-k 1 keeps only the first maximum at any temperature (@ferrum/sampler's tie rule: lowest id), which
+      // is the device's greedy branch; its processed logprob is 0, which only the sampling branch reports.
+      if (params.temperature === 0 || (params.topK === 1 && params.logprobsMode !== 'processed')) {
+        flags |= SAMPLE_GREEDY;
+      }
       if (params.logprobsMode === 'processed') flags |= SAMPLE_PROCESSED_LOGPROBS;
       if (params.allowedTokenIds !== null) flags |= SAMPLE_ALLOWED_ONLY;
       if (row.needsHostLogits) flags |= SAMPLE_SKIP;
