@@ -1,10 +1,11 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { buildBatch, range, readGolden } from '@ferrum/models/testing';
 import { type RowSampling, resolveSamplingParams } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
 import { loadNativeAddon } from '../src/native-addon.js';
-import { allTinyModels, buildBatch, range, readGolden } from './fixtures.js';
+import { allTinyModels } from './fixtures.js';
 import { loadTinyModel } from './load-fixture.js';
 
 const addon = loadNativeAddon();

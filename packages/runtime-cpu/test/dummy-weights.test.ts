@@ -1,9 +1,9 @@
 import type { ModelExecutor } from '@ferrum/interfaces';
+import { buildBatch, greedyRow, range } from '@ferrum/models/testing';
 import type { ModelConfig } from '@ferrum/types';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCpuBackend } from '../src/index.js';
 import { loadNativeAddon } from '../src/native-addon.js';
-import { buildBatch, greedyRow, range } from './fixtures.js';
 
 const addon = loadNativeAddon();
 

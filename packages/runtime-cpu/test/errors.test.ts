@@ -1,9 +1,10 @@
 import type { ModelExecutor } from '@ferrum/interfaces';
+import { buildBatch, type Golden, greedyRow, range, readGolden } from '@ferrum/models/testing';
 import { FerrumError, type ForwardBatch } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuBackend } from '../src/index.js';
 import { loadNativeAddon } from '../src/native-addon.js';
-import { allTinyModels, buildBatch, type Golden, greedyRow, range, readGolden } from './fixtures.js';
+import { allTinyModels } from './fixtures.js';
 import { loadTinyModel } from './load-fixture.js';
 
 const addon = loadNativeAddon();

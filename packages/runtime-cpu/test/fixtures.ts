@@ -3,19 +3,6 @@ import { fileURLToPath } from 'node:url';
 
 import { type TinyModel, tinyModelsIn } from '@ferrum/models/testing';
 
-export {
-  buildBatch,
-  type Golden,
-  greedyRow,
-  maxAbsDiff,
-  range,
-  readGolden,
-  type SeqStep,
-  type TinyModel,
-  tinyModelsIn,
-  valueRange,
-} from '@ferrum/models/testing';
-
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, '..', '..', '..');
 export const sharedDir = path.resolve(repoRoot, '..', 'shared');

@@ -1,7 +1,8 @@
 import type { ModelExecutor } from '@ferrum/interfaces';
+import { buildBatch, type Golden, maxAbsDiff, range, readGolden } from '@ferrum/models/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadNativeAddon } from '../src/native-addon.js';
-import { allTinyModels, buildBatch, type Golden, maxAbsDiff, range, readGolden } from './fixtures.js';
+import { allTinyModels } from './fixtures.js';
 import { loadTinyModel } from './load-fixture.js';
 
 const addon = loadNativeAddon();

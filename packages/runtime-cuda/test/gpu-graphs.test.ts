@@ -1,10 +1,11 @@
 // Decode CUDA graphs against the eager path (the reference): the same steps on two executors of one
 // checkpoint, one with enforceEager, must sample the same tokens with the same log-probabilities.
 import { loadModelConfig } from '@ferrum/models';
+import { buildBatch, range, type SeqStep } from '@ferrum/models/testing';
 import { DEFAULT_SAMPLING_PARAMS, type RowSampling, type SamplingParams } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaModelExecutor } from '../src/index.js';
-import { buildBatch, cudaAvailability, loadCuda, range, type SeqStep, tinyModels } from './support.js';
+import { cudaAvailability, loadCuda, tinyModels } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 const models = tinyModels();

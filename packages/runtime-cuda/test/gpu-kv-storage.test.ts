@@ -1,15 +1,7 @@
 import type { ModelExecutor } from '@ferrum/interfaces';
+import { buildBatch, type Golden, maxAbsDiff, range, readGolden } from '@ferrum/models/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildBatch,
-  cudaAvailability,
-  type Golden,
-  loadCuda,
-  maxAbsDiff,
-  range,
-  readGolden,
-  tinyModels,
-} from './support.js';
+import { cudaAvailability, loadCuda, tinyModels } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 const model = tinyModels().find((m) => m.label.endsWith('qwen3-qknorm'));

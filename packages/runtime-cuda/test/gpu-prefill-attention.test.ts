@@ -10,9 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ModelExecutor } from '@ferrum/interfaces';
 import { loadModelConfig } from '@ferrum/models';
+import { buildBatch, maxAbsDiff, range, type SeqStep, valueRange } from '@ferrum/models/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCudaBackend } from '../src/index.js';
-import { buildBatch, cudaAvailability, maxAbsDiff, range, type SeqStep, valueRange } from './support.js';
+import { cudaAvailability } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 

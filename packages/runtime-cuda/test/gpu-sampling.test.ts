@@ -1,17 +1,9 @@
 import type { ModelExecutor, SamplerRow } from '@ferrum/interfaces';
+import { buildBatch, type Golden, range, readGolden, type SeqStep } from '@ferrum/models/testing';
 import { createSampler } from '@ferrum/sampler';
 import { DEFAULT_SAMPLING_PARAMS, type RowSampling, type SamplingParams } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildBatch,
-  cudaAvailability,
-  type Golden,
-  loadCuda,
-  range,
-  readGolden,
-  type SeqStep,
-  tinyModels,
-} from './support.js';
+import { cudaAvailability, loadCuda, tinyModels } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 const model = tinyModels().find((m) => m.label.endsWith('llama3-gqa-tied'));

@@ -1,23 +1,12 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ModelExecutor } from '@ferrum/interfaces';
-import { buildBatch, range, type TinyModel, tinyModelsIn } from '@ferrum/models/testing';
+import { type TinyModel, tinyModelsIn } from '@ferrum/models/testing';
 import type { ModelConfig } from '@ferrum/types';
 import { createCudaBackend } from '../src/index.js';
 
-export {
-  buildBatch,
-  type Golden,
-  greedyRow,
-  maxAbsDiff,
-  range,
-  readGolden,
-  type SeqStep,
-  valueRange,
-} from '@ferrum/models/testing';
-
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const repoRoot = path.resolve(here, '..', '..', '..');
+const repoRoot = path.resolve(here, '..', '..', '..');
 
 /**
  * Tiny checkpoints with transformers goldens: FERRUM_TINY_MODELS (the GPU machine gets a carried copy),
@@ -47,19 +36,6 @@ export function loadCuda(
     maxBatchSeqs: 16,
     backendOptions: { maxSampleRows: 512, swapSpaceTokens: 1024, ...backendOptions },
   });
-}
-
-/** Logits of every position of `prompt`, prefilled alone at slots [base, base + length). */
-export async function prefillAll(
-  executor: ModelExecutor,
-  prompt: readonly number[],
-  base: number,
-): Promise<Float32Array> {
-  const result = await executor.forward(
-    buildBatch([{ tokens: prompt, kvSlots: range(base, prompt.length), sample: 'all' }]),
-  );
-  if (!result.logits) throw new Error('no logits returned');
-  return result.logits;
 }
 
 /** Whether the CUDA backend can run here, and why not. */
