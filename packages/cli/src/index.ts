@@ -1,12 +1,21 @@
-export { benchResultJson, formatBenchReport } from './bench/bench-report.js';
-export type { LatencySummary } from './bench/latency-summary.js';
-export { type BenchPrompt, filePrompts, randomPrompts } from './bench/prompt-dataset.js';
 export {
+  type BatchLatencySummary,
+  formatLatencyReport,
+  latencyResultJson,
+  summarizeBatchLatency,
+} from './bench/batch-latency.js';
+export { benchResultJson, formatBenchReport } from './bench/bench-report.js';
+export { engineRequest } from './bench/engine-request.js';
+export type { LatencySummary } from './bench/latency-summary.js';
+export {
+  type BenchmarkResult,
+  type BenchmarkSummary,
   type LoadShape,
-  runServeBenchmark,
-  type ServeBenchmarkResult,
-  type ServeBenchmarkSummary,
-} from './bench/serve-benchmark.js';
+  offerLoad,
+  type SendRequest,
+} from './bench/offer-load.js';
+export { type BenchPrompt, filePrompts, randomPrompts } from './bench/prompt-dataset.js';
+export { runServeBenchmark } from './bench/serve-benchmark.js';
 export type { BenchTarget, RequestResult } from './bench/stream-request.js';
 export type { CliContext } from './cli-context.js';
 export { defaultModelDir } from './default-model.js';

@@ -1,6 +1,6 @@
 import { isFerrumError } from '@ferrum/types';
 import type { CliContext } from './cli-context.js';
-import { BENCH_USAGE, benchCommand } from './commands/bench-command.js';
+import { benchCommand, benchUsage } from './commands/bench-command.js';
 import { DEVICES_USAGE, devicesCommand } from './commands/devices-command.js';
 import { PULL_USAGE, pullCommand } from './commands/pull-command.js';
 import { RUN_USAGE, runCommand } from './commands/run-command.js';
@@ -16,8 +16,8 @@ const COMMANDS = {
   pull: { run: pullCommand, usage: PULL_USAGE, summary: 'download a model from the Hugging Face hub' },
   bench: {
     run: benchCommand,
-    usage: BENCH_USAGE,
-    summary: 'load-test an OpenAI-compatible server (bench serve)',
+    usage: benchUsage,
+    summary: 'benchmark a server (serve) or the engine offline (throughput, latency)',
   },
   devices: { run: devicesCommand, usage: DEVICES_USAGE, summary: 'show which compute backends can run here' },
 } as const;
@@ -51,7 +51,9 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
     return EXIT_USAGE;
   }
   if (args.includes('--help') || args.includes('-h')) {
-    context.stdout.write(`${command.usage}\n`);
+    // A command with subcommands (bench) describes the one its arguments name.
+    const usage = typeof command.usage === 'function' ? command.usage(args) : command.usage;
+    context.stdout.write(`${usage}\n`);
     return 0;
   }
   try {

@@ -10,12 +10,14 @@ describe('latency summary', () => {
     expect(quantile([7], 0.99)).toBe(7);
   });
 
-  it('summarizes mean, median, p99 and std', () => {
+  it('summarizes mean, median, p90, p99 and std', () => {
     const s = summarize([2, 4, 4, 4, 5, 5, 7, 9]);
     expect(s.mean).toBe(5);
     expect(s.median).toBe(4.5);
     expect(s.std).toBe(2);
+    // Rank 0.9 * 7 = 6.3: 7 + 0.3 * (9 - 7).
+    expect(s.p90).toBeCloseTo(7.6, 10);
     expect(s.p99).toBeCloseTo(8.86, 10);
-    expect(summarize([])).toEqual({ mean: 0, median: 0, p99: 0, std: 0 });
+    expect(summarize([])).toEqual({ mean: 0, median: 0, p90: 0, p99: 0, std: 0 });
   });
 });

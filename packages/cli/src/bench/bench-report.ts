@@ -1,16 +1,20 @@
+import { FerrumError } from '@ferrum/types';
 import type { LatencySummary } from './latency-summary.js';
-import type { ServeBenchmarkResult, ServeBenchmarkSummary } from './serve-benchmark.js';
+import type { BenchmarkResult, BenchmarkSummary } from './offer-load.js';
 
-const WIDTH = 52;
+/** Characters per line of a report table. */
+export const REPORT_WIDTH = 52;
 
-function row(label: string, value: string | number): string {
+/** One `label   value` line of a report table (numbers with two decimals unless integers). */
+export function row(label: string, value: string | number): string {
   const text =
     typeof value === 'number' ? (Number.isInteger(value) ? String(value) : value.toFixed(2)) : value;
-  return `${label.padEnd(WIDTH - 12)}${text.padStart(12)}`;
+  return `${label.padEnd(REPORT_WIDTH - 12)}${text.padStart(12)}`;
 }
 
-function section(title: string): string {
-  const side = Math.max(0, WIDTH - title.length - 2);
+/** A centred `---- title ----` line of a report table. */
+export function section(title: string): string {
+  const side = Math.max(0, REPORT_WIDTH - title.length - 2);
   return `${'-'.repeat(Math.floor(side / 2))} ${title} ${'-'.repeat(Math.ceil(side / 2))}`;
 }
 
@@ -18,14 +22,15 @@ function latencyRows(name: string, s: LatencySummary): string[] {
   return [
     row(`Mean ${name} (ms):`, s.mean),
     row(`Median ${name} (ms):`, s.median),
+    row(`P90 ${name} (ms):`, s.p90),
     row(`P99 ${name} (ms):`, s.p99),
   ];
 }
 
-/** The human-readable table `ferrum bench serve` prints. */
-export function formatBenchReport(s: ServeBenchmarkSummary): string {
+/** The human-readable table `ferrum bench serve` (and, titled otherwise, `bench throughput`) prints. */
+export function formatBenchReport(s: BenchmarkSummary, title = 'Ferrum serving benchmark'): string {
   return [
-    section('Ferrum serving benchmark'),
+    section(title),
     row('Successful requests:', s.completed),
     row('Failed requests:', s.failed),
     row('Most requests in flight:', s.maxConcurrencyObserved),
@@ -33,6 +38,7 @@ export function formatBenchReport(s: ServeBenchmarkSummary): string {
     row('Total input tokens:', s.totalInputTokens),
     row('Total generated tokens:', s.totalOutputTokens),
     row('Request throughput (req/s):', s.requestThroughput),
+    row('Input token throughput (tok/s):', s.inputThroughput),
     row('Output token throughput (tok/s):', s.outputThroughput),
     row('Total token throughput (tok/s):', s.totalTokenThroughput),
     section('Time to first token'),
@@ -43,16 +49,17 @@ export function formatBenchReport(s: ServeBenchmarkSummary): string {
     ...latencyRows('ITL', s.itlMs),
     section('End-to-end latency'),
     ...latencyRows('E2EL', s.e2elMs),
-    '='.repeat(WIDTH),
+    '='.repeat(REPORT_WIDTH),
   ].join('\n');
 }
 
 /** The JSON written to `--result-file`: the configuration, flat summary keys (vLLM's names) and per-request data. */
-export function benchResultJson(config: Readonly<Record<string, unknown>>, result: ServeBenchmarkResult) {
+export function benchResultJson(config: Readonly<Record<string, unknown>>, result: BenchmarkResult) {
   const s = result.summary;
   const latency = (name: string, l: LatencySummary) => ({
     [`mean_${name}_ms`]: l.mean,
     [`median_${name}_ms`]: l.median,
+    [`p90_${name}_ms`]: l.p90,
     [`p99_${name}_ms`]: l.p99,
     [`std_${name}_ms`]: l.std,
   });
@@ -66,6 +73,7 @@ export function benchResultJson(config: Readonly<Record<string, unknown>>, resul
     total_input_tokens: s.totalInputTokens,
     total_output_tokens: s.totalOutputTokens,
     request_throughput: s.requestThroughput,
+    input_throughput: s.inputThroughput,
     output_throughput: s.outputThroughput,
     total_token_throughput: s.totalTokenThroughput,
     ...latency('ttft', s.ttftMs),
@@ -79,4 +87,16 @@ export function benchResultJson(config: Readonly<Record<string, unknown>>, resul
     e2els: result.requests.map((r) => r.e2elMs),
     errors: result.requests.map((r) => r.error ?? ''),
   };
+}
+
+/**
+ * The runtime failure (exit 1) of a run in which some requests failed, naming the first error; thrown
+ * after the report so that a partly failed run still tells what it measured.
+ */
+export function failedRequestsError(command: string, result: BenchmarkResult): FerrumError {
+  const firstError = result.requests.find((r) => !r.ok)?.error ?? 'unknown';
+  return new FerrumError(
+    'internal',
+    `${command}: ${result.summary.failed} of ${result.requests.length} requests failed; first error: ${firstError.replace(/\s+/g, ' ')}`,
+  );
 }

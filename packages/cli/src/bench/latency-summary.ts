@@ -1,7 +1,8 @@
-/** Mean, median, 99th percentile and standard deviation of a sample (milliseconds in reports). */
+/** Mean, median, 90th and 99th percentiles and standard deviation of a sample (milliseconds in reports). */
 export interface LatencySummary {
   readonly mean: number;
   readonly median: number;
+  readonly p90: number;
   readonly p99: number;
   readonly std: number;
 }
@@ -17,9 +18,15 @@ export function quantile(sorted: readonly number[], q: number): number {
 
 /** Summary of `values`; all zeros for an empty sample (no request produced that measure). */
 export function summarize(values: readonly number[]): LatencySummary {
-  if (values.length === 0) return { mean: 0, median: 0, p99: 0, std: 0 };
+  if (values.length === 0) return { mean: 0, median: 0, p90: 0, p99: 0, std: 0 };
   const sorted = [...values].sort((a, b) => a - b);
   const mean = values.reduce((sum, v) => sum + v, 0) / values.length;
   const variance = values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / values.length;
-  return { mean, median: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), std: Math.sqrt(variance) };
+  return {
+    mean,
+    median: quantile(sorted, 0.5),
+    p90: quantile(sorted, 0.9),
+    p99: quantile(sorted, 0.99),
+    std: Math.sqrt(variance),
+  };
 }

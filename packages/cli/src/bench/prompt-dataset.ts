@@ -6,19 +6,22 @@ import { seededRandom } from './seeded-random.js';
 export type BenchPrompt = { readonly tokenIds: readonly number[] } | { readonly text: string };
 
 /**
- * `numPrompts` prompts of exactly `inputLen` token ids drawn uniformly from `[0, vocabSize)`. Token-id
- * prompts fix the input length whatever the tokenizer, and random ids make prefix-cache hits negligible.
+ * `numPrompts` prompts of exactly `prefixLen + inputLen` token ids drawn uniformly from `[0, vocabSize)`:
+ * one random prefix of `prefixLen` ids shared by every prompt (a prefix cache's hits), then `inputLen`
+ * ids of each prompt's own. Token-id prompts fix the input length whatever the tokenizer, and random ids
+ * make prefix-cache hits beyond the shared prefix negligible.
  */
 export function randomPrompts(
   numPrompts: number,
   inputLen: number,
   vocabSize: number,
   seed: number,
+  prefixLen = 0,
 ): BenchPrompt[] {
   const random = seededRandom(seed);
-  return Array.from({ length: numPrompts }, () => ({
-    tokenIds: Array.from({ length: inputLen }, () => Math.floor(random() * vocabSize)),
-  }));
+  const draw = (length: number) => Array.from({ length }, () => Math.floor(random() * vocabSize));
+  const prefix = draw(prefixLen);
+  return Array.from({ length: numPrompts }, () => ({ tokenIds: [...prefix, ...draw(inputLen)] }));
 }
 
 /**

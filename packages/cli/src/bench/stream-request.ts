@@ -26,6 +26,19 @@ export interface RequestResult {
   readonly e2elMs: number;
 }
 
+/** The result of a request that failed with `error`, sent at `startMs` (`performance.now()`). */
+export function failedRequest(error: string, startMs: number): RequestResult {
+  return {
+    ok: false,
+    error,
+    promptTokens: 0,
+    outputTokens: 0,
+    ttftMs: 0,
+    itlMs: [],
+    e2elMs: performance.now() - startMs,
+  };
+}
+
 interface CompletionChunk {
   readonly choices?: readonly { readonly text?: string; readonly finish_reason?: string | null }[];
   readonly usage?: { readonly prompt_tokens?: number; readonly completion_tokens?: number };
@@ -47,15 +60,7 @@ export async function streamRequest(target: BenchTarget, prompt: BenchPrompt): P
     stream_options: { include_usage: true },
   };
   const start = performance.now();
-  const failed = (error: string): RequestResult => ({
-    ok: false,
-    error,
-    promptTokens: 0,
-    outputTokens: 0,
-    ttftMs: 0,
-    itlMs: [],
-    e2elMs: performance.now() - start,
-  });
+  const failed = (error: string) => failedRequest(error, start);
   let times: readonly number[];
   let usage: { promptTokens: number; outputTokens: number };
   try {
