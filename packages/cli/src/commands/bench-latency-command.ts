@@ -1,14 +1,12 @@
-import { FerrumError } from '@ferrum/types';
 import { formatLatencyReport, latencyResultJson, summarizeBatchLatency } from '../bench/batch-latency.js';
 import { failedRequestsError } from '../bench/bench-report.js';
 import { offerLoad } from '../bench/offer-load.js';
 import { randomPrompts } from '../bench/prompt-dataset.js';
 import type { CliContext } from '../cli-context.js';
-import { numberOption, parseOptions } from '../parse-options.js';
+import { numberOption } from '../parse-options.js';
 import {
-  OFFLINE_BENCH_FLAGS,
   OFFLINE_BENCH_HELP,
-  offlineWorkload,
+  parseOfflineBench,
   withOfflineEngine,
   writeResultFile,
 } from './offline-bench.js';
@@ -32,32 +30,22 @@ ${OFFLINE_BENCH_HELP}`;
  * a failed request is a runtime failure (exit 1) that ends the run.
  */
 export async function benchLatencyCommand(args: readonly string[], context: CliContext): Promise<number> {
-  const parsed = parseOptions('bench latency', args, {
-    ...OFFLINE_BENCH_FLAGS,
+  const flags = {
     'batch-size': { type: 'string' },
     'num-iters-warmup': { type: 'string' },
     'num-iters': { type: 'string' },
-  });
-  if (parsed.positionals.length > 0) {
-    throw new FerrumError(
-      'invalid_argument',
-      `bench latency: unexpected argument "${parsed.positionals[0]}"`,
-    );
-  }
-  const workload = offlineWorkload(parsed, { inputLen: 32, outputLen: 128 });
+  } as const;
+  const bench = parseOfflineBench('bench latency', args, flags, { inputLen: 32, outputLen: 128 });
+  const { parsed, workload } = bench;
+  const { inputLen, outputLen, seed } = workload;
   const batchSize = numberOption(parsed, 'batch-size', { min: 1, integer: true }) ?? 8;
   const numWarmup = numberOption(parsed, 'num-iters-warmup', { min: 0, integer: true }) ?? 10;
   const numIters = numberOption(parsed, 'num-iters', { min: 1, integer: true }) ?? 30;
-  return withOfflineEngine('bench latency', parsed, context, workload, async (engine, send) => {
-    const { inputLen, outputLen, seed } = workload;
-    const vocabSize = engine.modelInfo.config.vocabSize;
-    context.stderr.write(
-      `benchmarking ${engine.modelName} on ${engine.modelInfo.backend}: batch of ${batchSize}, ` +
-        `${inputLen} in / ${outputLen} out, ${numWarmup} warm-up + ${numIters} iterations\n`,
-    );
+  const what = `batch of ${batchSize}, ${inputLen} in / ${outputLen} out, ${numWarmup} warm-up + ${numIters} iterations`;
+  return withOfflineEngine(bench, context, what, async (engine, send) => {
     const latencies: number[] = [];
     for (let iter = 0; iter < numWarmup + numIters && !context.signal.aborted; iter++) {
-      const prompts = randomPrompts(batchSize, inputLen, vocabSize, seed + iter);
+      const prompts = randomPrompts(batchSize, inputLen, engine.modelInfo.config.vocabSize, seed + iter);
       const load = { maxConcurrency: Number.POSITIVE_INFINITY, requestRate: Number.POSITIVE_INFINITY, seed };
       const result = await offerLoad(send, prompts, load);
       if (result.summary.failed > 0) throw failedRequestsError('bench latency', result);
@@ -66,19 +54,11 @@ export async function benchLatencyCommand(args: readonly string[], context: CliC
     if (context.signal.aborted) return;
     const summary = summarizeBatchLatency(latencies);
     context.stdout.write(`${formatLatencyReport(summary, { batchSize, inputLen, outputLen })}\n`);
-    await writeResultFile(parsed, () => {
-      const config = {
-        backend: engine.modelInfo.backend,
-        model: engine.modelName,
-        batch_size: batchSize,
-        input_len: inputLen,
-        output_len: outputLen,
-        num_iters_warmup: numWarmup,
-        num_iters: numIters,
-        temperature: workload.temperature,
-        seed,
-      };
-      return latencyResultJson(config, summary);
-    });
+    const settings = {
+      batch_size: batchSize,
+      num_iters_warmup: numWarmup,
+      num_iters: numIters,
+    };
+    await writeResultFile(bench, engine, settings, (config) => latencyResultJson(config, summary));
   });
 }

@@ -1,13 +1,11 @@
-import { FerrumError } from '@ferrum/types';
 import { benchResultJson, failedRequestsError, formatBenchReport } from '../bench/bench-report.js';
 import { offerLoad } from '../bench/offer-load.js';
 import { randomPrompts } from '../bench/prompt-dataset.js';
 import type { CliContext } from '../cli-context.js';
-import { numberOption, parseOptions } from '../parse-options.js';
+import { numberOption } from '../parse-options.js';
 import {
-  OFFLINE_BENCH_FLAGS,
   OFFLINE_BENCH_HELP,
-  offlineWorkload,
+  parseOfflineBench,
   withOfflineEngine,
   writeResultFile,
 } from './offline-bench.js';
@@ -31,49 +29,34 @@ ${OFFLINE_BENCH_HELP}`;
  * failed requests are a runtime failure (exit 1) reported after the report.
  */
 export async function benchThroughputCommand(args: readonly string[], context: CliContext): Promise<number> {
-  const parsed = parseOptions('bench throughput', args, {
-    ...OFFLINE_BENCH_FLAGS,
-    'num-prompts': { type: 'string' },
-    'prefix-len': { type: 'string' },
-    'max-concurrency': { type: 'string' },
-  });
-  if (parsed.positionals.length > 0) {
-    throw new FerrumError(
-      'invalid_argument',
-      `bench throughput: unexpected argument "${parsed.positionals[0]}"`,
-    );
-  }
-  const workload = offlineWorkload(parsed, { inputLen: 1024, outputLen: 128 });
+  const bench = parseOfflineBench(
+    'bench throughput',
+    args,
+    {
+      'num-prompts': { type: 'string' },
+      'prefix-len': { type: 'string' },
+      'max-concurrency': { type: 'string' },
+    },
+    { inputLen: 1024, outputLen: 128 },
+  );
+  const { parsed, workload } = bench;
+  const { prefixLen, inputLen, outputLen, seed } = workload;
   const numPrompts = numberOption(parsed, 'num-prompts', { min: 1, integer: true }) ?? 1000;
   const maxConcurrency =
     numberOption(parsed, 'max-concurrency', { min: 1, integer: true }) ?? Number.POSITIVE_INFINITY;
-  return withOfflineEngine('bench throughput', parsed, context, workload, async (engine, send) => {
-    const { prefixLen, inputLen, outputLen, seed } = workload;
+  const shared = prefixLen > 0 ? ` (${prefixLen} shared)` : '';
+  const what = `${numPrompts} requests, ${prefixLen + inputLen} in${shared} / ${outputLen} out`;
+  return withOfflineEngine(bench, context, what, async (engine, send) => {
     const prompts = randomPrompts(numPrompts, inputLen, engine.modelInfo.config.vocabSize, seed, prefixLen);
-    context.stderr.write(
-      `benchmarking ${engine.modelName} on ${engine.modelInfo.backend}: ${numPrompts} requests, ` +
-        `${prefixLen + inputLen} in${prefixLen > 0 ? ` (${prefixLen} shared)` : ''} / ${outputLen} out\n`,
-    );
-    const result = await offerLoad(send, prompts, {
-      maxConcurrency,
-      requestRate: Number.POSITIVE_INFINITY,
-      seed,
-    });
+    const load = { maxConcurrency, requestRate: Number.POSITIVE_INFINITY, seed };
+    const result = await offerLoad(send, prompts, load);
     context.stdout.write(`${formatBenchReport(result.summary, 'Ferrum offline throughput')}\n`);
-    await writeResultFile(parsed, () => {
-      const config = {
-        backend: engine.modelInfo.backend,
-        model: engine.modelName,
-        num_prompts: numPrompts,
-        input_len: inputLen,
-        output_len: outputLen,
-        prefix_len: prefixLen,
-        max_concurrency: Number.isFinite(maxConcurrency) ? maxConcurrency : null,
-        temperature: workload.temperature,
-        seed,
-      };
-      return benchResultJson(config, result);
-    });
+    const settings = {
+      num_prompts: numPrompts,
+      prefix_len: prefixLen,
+      max_concurrency: Number.isFinite(maxConcurrency) ? maxConcurrency : null,
+    };
+    await writeResultFile(bench, engine, settings, (config) => benchResultJson(config, result));
     if (result.summary.failed > 0) throw failedRequestsError('bench throughput', result);
   });
 }

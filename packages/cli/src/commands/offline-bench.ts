@@ -7,7 +7,7 @@ import { engineRequest } from '../bench/engine-request.js';
 import type { SendRequest } from '../bench/offer-load.js';
 import type { CliContext } from '../cli-context.js';
 import { ENGINE_FLAGS, ENGINE_FLAGS_HELP, engineOptionsFrom } from '../engine-flags.js';
-import { numberOption, type ParsedOptions, stringOption } from '../parse-options.js';
+import { numberOption, type ParsedOptions, parseOptions, stringOption } from '../parse-options.js';
 
 /** Flags of the offline benchmarks (`bench throughput`, `bench latency`): the engine's, and the workload's. */
 export const OFFLINE_BENCH_FLAGS = {
@@ -37,38 +37,76 @@ export interface OfflineWorkload {
   readonly seed: number;
 }
 
-/** The workload flags, with the benchmark's default lengths. */
-export function offlineWorkload(
-  parsed: ParsedOptions,
+/** An offline benchmark's parsed flags and the workload they describe. */
+export interface OfflineBench {
+  /** `bench throughput` or `bench latency`, for messages. */
+  readonly command: string;
+  readonly parsed: ParsedOptions;
+  readonly workload: OfflineWorkload;
+}
+
+/**
+ * Parse an offline benchmark's flags ({@link OFFLINE_BENCH_FLAGS} and its own `flags`; no positional
+ * argument) and its workload, with the benchmark's default lengths.
+ */
+export function parseOfflineBench(
+  command: string,
+  args: readonly string[],
+  flags: Readonly<Record<string, { readonly type: 'string' | 'boolean' }>>,
   defaults: { readonly inputLen: number; readonly outputLen: number },
-): OfflineWorkload {
-  return {
+): OfflineBench {
+  const parsed = parseOptions(command, args, { ...OFFLINE_BENCH_FLAGS, ...flags });
+  if (parsed.positionals.length > 0) {
+    throw new FerrumError('invalid_argument', `${command}: unexpected argument "${parsed.positionals[0]}"`);
+  }
+  const workload = {
     prefixLen: numberOption(parsed, 'prefix-len', { min: 0, integer: true }) ?? 0,
     inputLen: numberOption(parsed, 'input-len', { min: 1, integer: true }) ?? defaults.inputLen,
     outputLen: numberOption(parsed, 'output-len', { min: 1, integer: true }) ?? defaults.outputLen,
     temperature: numberOption(parsed, 'temperature', { min: 0 }) ?? 0,
     seed: numberOption(parsed, 'seed', { integer: true }) ?? 0,
   };
-}
-
-/** Write `json()` to the file `--result-file` names, if any. */
-export async function writeResultFile(parsed: ParsedOptions, json: () => unknown): Promise<void> {
-  const file = stringOption(parsed, 'result-file');
-  if (file) await writeFile(file, `${JSON.stringify(json(), null, 2)}\n`);
+  return { command, parsed, workload };
 }
 
 /**
- * Check that a request fits the model, load the engine the engine flags describe, hand `bench` a sender
- * of requests shaped by `workload` (exactly `outputLen` tokens each: EOS is ignored), and shut the engine
- * down however `bench` ends. Resolves to the exit status: 0, or 130 when Ctrl-C aborted the requests.
+ * Write `toJson(config)` to the file `--result-file` names, if any; `config` is the engine and the
+ * workload under vLLM's key names, then the benchmark's own `settings`.
+ */
+export async function writeResultFile(
+  bench: OfflineBench,
+  engine: InferenceEngine,
+  settings: Readonly<Record<string, unknown>>,
+  toJson: (config: Readonly<Record<string, unknown>>) => unknown,
+): Promise<void> {
+  const file = stringOption(bench.parsed, 'result-file');
+  if (!file) return;
+  const { workload } = bench;
+  const config = {
+    backend: engine.modelInfo.backend,
+    model: engine.modelName,
+    input_len: workload.inputLen,
+    output_len: workload.outputLen,
+    temperature: workload.temperature,
+    seed: workload.seed,
+    ...settings,
+  };
+  await writeFile(file, `${JSON.stringify(toJson(config), null, 2)}\n`);
+}
+
+/**
+ * Check that a request fits the model, load the engine the engine flags describe, say on stderr what
+ * runs (`benchmarking <model> on <backend>: <what>`), hand `run` a sender of requests shaped by the
+ * workload (exactly `outputLen` tokens each: EOS is ignored), and shut the engine down however `run`
+ * ends. Resolves to the exit status: 0, or 130 when Ctrl-C aborted the requests.
  */
 export async function withOfflineEngine(
-  command: string,
-  parsed: ParsedOptions,
+  bench: OfflineBench,
   context: CliContext,
-  workload: OfflineWorkload,
-  bench: (engine: InferenceEngine, send: SendRequest) => Promise<void>,
+  what: string,
+  run: (engine: InferenceEngine, send: SendRequest) => Promise<void>,
 ): Promise<number> {
+  const { command, parsed, workload } = bench;
   const options = engineOptionsFrom(parsed, context.env);
   await checkRequestFits(command, workload, options);
   const log = parsed.values.verbose ? (line: string) => context.stderr.write(`${line}\n`) : undefined;
@@ -81,7 +119,8 @@ export async function withOfflineEngine(
   };
   const send: SendRequest = (prompt) => engineRequest(engine, prompt, sampling, context.signal);
   try {
-    await bench(engine, send);
+    context.stderr.write(`benchmarking ${engine.modelName} on ${engine.modelInfo.backend}: ${what}\n`);
+    await run(engine, send);
     return context.signal.aborted ? 130 : 0;
   } catch (error) {
     // Interrupted requests fail; the run was stopped, not broken.
