@@ -6,13 +6,14 @@ import { failedRequest, type RequestResult } from './stream-request.js';
 /**
  * Run one request through an engine in this process and time its chunks as `streamRequest` times server
  * events: TTFT to the first chunk carrying tokens, gaps between such chunks, end-to-end to the last.
- * Never rejects: an invalid request, an engine failure or an abort (`signal`) is a failed result.
+ * Never rejects: an invalid request, an engine failure or an abort (`signal`, or the engine shutting
+ * down) is a failed result.
  */
 export async function engineRequest(
   engine: InferenceEngine,
   prompt: BenchPrompt,
   sampling: Partial<SamplingParams>,
-  signal: AbortSignal,
+  signal?: AbortSignal,
 ): Promise<RequestResult> {
   const start = performance.now();
   const times: number[] = [];

@@ -50,6 +50,7 @@ export async function benchThroughputCommand(args: readonly string[], context: C
     const prompts = randomPrompts(numPrompts, inputLen, engine.modelInfo.config.vocabSize, seed, prefixLen);
     const load = { maxConcurrency, requestRate: Number.POSITIVE_INFINITY, seed };
     const result = await offerLoad(send, prompts, load);
+    if (context.signal.aborted) return;
     context.stdout.write(`${formatBenchReport(result.summary, 'Ferrum offline throughput')}\n`);
     const settings = {
       num_prompts: numPrompts,

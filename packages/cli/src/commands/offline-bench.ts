@@ -98,7 +98,7 @@ export async function writeResultFile(
  * Check that a request fits the model, load the engine the engine flags describe, say on stderr what
  * runs (`benchmarking <model> on <backend>: <what>`), hand `run` a sender of requests shaped by the
  * workload (exactly `outputLen` tokens each: EOS is ignored), and shut the engine down however `run`
- * ends. Resolves to the exit status: 0, or 130 when Ctrl-C aborted the requests.
+ * ends. Resolves to the exit status: 0, or 130 when Ctrl-C stopped the run (`run` then reports nothing).
  */
 export async function withOfflineEngine(
   bench: OfflineBench,
@@ -117,7 +117,11 @@ export async function withOfflineEngine(
     seed: workload.seed,
     ignoreEos: true,
   };
-  const send: SendRequest = (prompt) => engineRequest(engine, prompt, sampling, context.signal);
+  const send: SendRequest = (prompt) => engineRequest(engine, prompt, sampling);
+  // One listener for the whole run rather than the signal on each of thousands of requests: shutting
+  // down aborts every request in flight and refuses later ones.
+  const stop = () => void engine.shutdown();
+  context.signal.addEventListener('abort', stop, { once: true });
   try {
     context.stderr.write(`benchmarking ${engine.modelName} on ${engine.modelInfo.backend}: ${what}\n`);
     await run(engine, send);
@@ -127,6 +131,7 @@ export async function withOfflineEngine(
     if (context.signal.aborted) return 130;
     throw error;
   } finally {
+    context.signal.removeEventListener('abort', stop);
     await engine.shutdown();
   }
 }
