@@ -1,18 +1,7 @@
 import type { KvCacheManager } from '@ferrum/interfaces';
+import { seededRandom } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
 import { createKvCacheManager } from '../src/index.js';
-
-/** Small deterministic PRNG (mulberry32) so every chaos run can be replayed from its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Live {
   tokens: number[];
@@ -27,7 +16,7 @@ interface Live {
  * token per step, preempts by swap or recompute when the pool is short, forks, and aborts at random.
  */
 function chaos(kv: KvCacheManager, seed: number, pressure: number, steps: number) {
-  const rand = random(seed);
+  const rand = seededRandom(seed);
   const int = (n: number) => Math.floor(rand() * n);
   const systemPrompts = Array.from({ length: 4 }, () => Array.from({ length: 20 + int(60) }, () => int(500)));
   const live = new Map<string, Live>();

@@ -3,22 +3,11 @@
  * from the definitions (vLLM v1 order) rather than from the sampler's code.
  */
 import type { SamplingParams } from '@ferrum/types';
-
-/** Small independent PRNG (mulberry32) for test inputs. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '@ferrum/types';
 
 /** Gaussian-ish logits (sum of uniforms), scaled. */
 export function randomLogits(vocabSize: number, seed: number, scale = 3): Float32Array {
-  const next = mulberry32(seed);
+  const next = seededRandom(seed);
   const out = new Float32Array(vocabSize);
   for (let i = 0; i < vocabSize; i++) out[i] = (next() + next() + next() + next() - 2) * scale;
   return out;

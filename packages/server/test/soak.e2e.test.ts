@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createEngine, type FerrumEngine } from '@ferrum/engine';
+import { seededRandom } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, serveForTest, type TestServer, withExtras } from './helpers/serve.js';
 import { TINY_MODEL_DIR } from './helpers/tiny-model.js';
@@ -8,24 +9,12 @@ import { TINY_MODEL_DIR } from './helpers/tiny-model.js';
 setFlagsFromString('--expose_gc');
 const gc = runInNewContext('gc') as () => void;
 
-/** A small seeded PRNG (mulberry32) so the request mix is the same on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 type Outcome = 'completed' | 'aborted';
 
 describe('soak: 200 requests at concurrency 32 with random aborts (CPU runtime, loopback)', () => {
   let engine: FerrumEngine;
   let t: TestServer;
-  const rand = random(2024);
+  const rand = seededRandom(2024);
   /** Requests cancelled by a timer: some may be cancelled before they reach the engine. */
   let numCancelled = 0;
   beforeAll(async () => {

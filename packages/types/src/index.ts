@@ -25,3 +25,4 @@ export {
   resolveSamplingParams,
   type SamplingParams,
 } from './sampling-params.js';
+export { seededRandom } from './seeded-random.js';

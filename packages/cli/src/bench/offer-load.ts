@@ -1,6 +1,6 @@
+import { seededRandom } from '@ferrum/types';
 import { type LatencySummary, summarize } from './latency-summary.js';
 import type { BenchPrompt } from './prompt-dataset.js';
-import { seededRandom } from './seeded-random.js';
 import type { RequestResult } from './stream-request.js';
 
 /** How load is offered: a cap on requests in flight and/or a Poisson arrival rate. */

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { FerrumError } from '@ferrum/types';
-import { seededRandom } from './seeded-random.js';
+import { FerrumError, seededRandom } from '@ferrum/types';
 
 /** A benchmark prompt: token ids (exact input length) or text. */
 export type BenchPrompt = { readonly tokenIds: readonly number[] } | { readonly text: string };

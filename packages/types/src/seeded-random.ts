@@ -1,4 +1,7 @@
-/** A seeded uniform generator in [0, 1) (mulberry32): the same seed gives the same benchmark inputs. */
+/**
+ * A seeded uniform generator in [0, 1) (mulberry32): the same seed gives the same sequence, so benchmark
+ * inputs and randomized test workloads replay exactly. Not the sampling RNG (see @ferrum/sampler).
+ */
 export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
