@@ -68,28 +68,20 @@ export class StepCompleter {
     const finishReason = this.finishReasonOf(seq, tokenId);
     const { group } = seq;
     const { requestId } = group.request;
-    const numCachedPromptTokens = Math.max(0, group.numCachedPromptTokens);
-    if (finishReason === undefined) {
-      out.push({
-        requestId,
-        seqId: seq.seqId,
-        index: seq.index,
-        tokenId,
-        sampleIndex,
-        numCachedPromptTokens,
-      });
-      return;
-    }
-    this.registry.release(seq, 'finished');
-    out.push({
+    const update: SequenceUpdate = {
       requestId,
       seqId: seq.seqId,
       index: seq.index,
       tokenId,
       sampleIndex,
-      finishReason,
-      numCachedPromptTokens,
-    });
+      numCachedPromptTokens: Math.max(0, group.numCachedPromptTokens),
+    };
+    if (finishReason === undefined) {
+      out.push(update);
+      return;
+    }
+    this.registry.release(seq, 'finished');
+    out.push({ ...update, finishReason });
   }
 
   /**

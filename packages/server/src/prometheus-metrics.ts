@@ -31,6 +31,11 @@ class Exposition {
     return this;
   }
 
+  /** A family of one unlabelled sample. */
+  single(name: string, type: 'gauge' | 'counter', help: string, value: number): this {
+    return this.family(name, type, help).sample(name, value);
+  }
+
   histogram(name: string, help: string, h: Histogram): this {
     this.family(name, 'histogram', help);
     h.buckets.forEach((le, i) => {
@@ -55,24 +60,35 @@ function formatNumber(value: number): string {
 export function renderPrometheusMetrics(metrics: EngineMetrics, modelName: string): string {
   const out = new Exposition({ model_name: modelName });
   out
-    .family('num_requests_running', 'gauge', 'Requests in the running batch.')
-    .sample('num_requests_running', metrics.numRequestsRunning)
-    .family('num_requests_waiting', 'gauge', 'Requests waiting to be scheduled.')
-    .sample('num_requests_waiting', metrics.numRequestsWaiting)
-    .family('num_requests_swapped', 'gauge', 'Requests swapped out to host memory.')
-    .sample('num_requests_swapped', metrics.numRequestsSwapped)
-    .family('kv_cache_usage_perc', 'gauge', 'Fraction of KV slots in use, 0 to 1.')
-    .sample('kv_cache_usage_perc', metrics.kvCacheUsage)
-    .family('prompt_tokens_total', 'counter', 'Prompt tokens processed.')
-    .sample('prompt_tokens_total', metrics.promptTokensTotal)
-    .family('generation_tokens_total', 'counter', 'Tokens generated.')
-    .sample('generation_tokens_total', metrics.generationTokensTotal)
-    .family('prefix_cache_queries_total', 'counter', 'Prompt tokens looked up in the prefix cache.')
-    .sample('prefix_cache_queries_total', metrics.prefixCacheQueriesTotal)
-    .family('prefix_cache_hits_total', 'counter', 'Prompt tokens found in the prefix cache.')
-    .sample('prefix_cache_hits_total', metrics.prefixCacheHitsTotal)
-    .family('num_preemptions_total', 'counter', 'Preemptions of running requests.')
-    .sample('num_preemptions_total', metrics.numPreemptionsTotal)
+    .single('num_requests_running', 'gauge', 'Requests in the running batch.', metrics.numRequestsRunning)
+    .single('num_requests_waiting', 'gauge', 'Requests waiting to be scheduled.', metrics.numRequestsWaiting)
+    .single(
+      'num_requests_swapped',
+      'gauge',
+      'Requests swapped out to host memory.',
+      metrics.numRequestsSwapped,
+    )
+    .single('kv_cache_usage_perc', 'gauge', 'Fraction of KV slots in use, 0 to 1.', metrics.kvCacheUsage)
+    .single('prompt_tokens_total', 'counter', 'Prompt tokens processed.', metrics.promptTokensTotal)
+    .single('generation_tokens_total', 'counter', 'Tokens generated.', metrics.generationTokensTotal)
+    .single(
+      'prefix_cache_queries_total',
+      'counter',
+      'Prompt tokens looked up in the prefix cache.',
+      metrics.prefixCacheQueriesTotal,
+    )
+    .single(
+      'prefix_cache_hits_total',
+      'counter',
+      'Prompt tokens found in the prefix cache.',
+      metrics.prefixCacheHitsTotal,
+    )
+    .single(
+      'num_preemptions_total',
+      'counter',
+      'Preemptions of running requests.',
+      metrics.numPreemptionsTotal,
+    )
     .family('request_success_total', 'counter', 'Finished requests by finish reason.');
   for (const [reason, count] of Object.entries(metrics.requestSuccessTotal)) {
     out.sample('request_success_total', count, { finished_reason: reason });
