@@ -1,16 +1,7 @@
-import { type FerrumErrorCode, isFerrumError } from '@ferrum/types';
+import { isFerrumError } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
+import { expectCode } from '../test/expect-code.js';
 import { createKvCacheManager } from './kv-cache-manager.js';
-
-function expectCode(fn: () => unknown, code: FerrumErrorCode): void {
-  try {
-    fn();
-  } catch (error) {
-    expect(isFerrumError(error) && error.code).toBe(code);
-    return;
-  }
-  throw new Error(`expected FerrumError ${code}`);
-}
 
 /** A sequence with a shared (cached) 4-token prefix and `numPrivate` private slots after it. */
 function withSequence(numSlots: number, numHostSlots: number, numPrivate: number) {

@@ -1,16 +1,6 @@
-import { type FerrumErrorCode, isFerrumError } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
+import { expectCode } from '../test/expect-code.js';
 import { createKvCacheManager } from './kv-cache-manager.js';
-
-function expectCode(fn: () => unknown, code: FerrumErrorCode): void {
-  try {
-    fn();
-  } catch (error) {
-    expect(isFerrumError(error) && error.code).toBe(code);
-    return;
-  }
-  throw new Error(`expected FerrumError ${code}`);
-}
 
 /** Run a whole prompt through: add, allocate the uncached rest, commit all of it. */
 function runPrompt(kv: ReturnType<typeof createKvCacheManager>, seqId: string, prompt: number[]): number {
