@@ -1,7 +1,8 @@
 // Synthetic forward batches for GPU benchmarks and profiles: `seqs` sequences, each with `newTokens` new
 // tokens at the end of `context` tokens, sequence s owning slots s × SLOTS_PER_SEQUENCE + j, greedy device
 // sampling of each sequence's last row without logprobs (as a plain greedy request runs).
-import { buildBatch, greedyRow, range } from '../../packages/models/src/testing/index.js';
+// batch-builder directly: the testing index also loads the conformance suite, which needs a running vitest.
+import { buildBatch, greedyRow, range } from '../../packages/models/src/testing/batch-builder.js';
 import type { ForwardBatch, ModelConfig, RowSampling } from '../../packages/types/src/index.js';
 
 const greedy = (): RowSampling => {
