@@ -53,7 +53,7 @@ if has sweep; then
     ferrumDepths "$dir" &&
     python3 scripts/gpu/make_reference.py compare --model "$dir" --ferrum "$dir/ferrum-depth{depth}.bin" \
       --results "$OUT/sweep$tag.jsonl"; } > "$OUT/sweep.log" 2>&1
-  stamp sweep; grep -E "depth|Error|error" "$OUT/sweep.log" | head -20
+  stamp sweep; grep -E "depth|rows, |top-1 ferrum|PASS|FAIL|Error|error" "$OUT/sweep.log" | head -30
   rm -rf "$dir"
 fi
 if has compare; then
@@ -64,7 +64,7 @@ if has compare; then
       python3 scripts/gpu/make_reference.py compare --model "$dir" --ferrum "$dir/ferrum-logits.bin" --results "$OUT/compare$tag.jsonl"
       rm -rf "$dir"; } >> "$OUT/compare.log" 2>&1
   done
-  stamp compare; grep -E "PASS|FAIL|Error|error" "$OUT/compare.log" | head -20
+  stamp compare; grep -E "rows, |top-1 ferrum|PASS|FAIL|Error|error" "$OUT/compare.log" | head -30
 fi
 if has memcheck; then
   mkdir -p /tmp/ferrum-tiny && cp fixtures/tiny-models/qwen3-qknorm/* /tmp/ferrum-tiny/
