@@ -7,7 +7,8 @@
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadModelConfig } from '../../packages/models/src/index.js';
-import { buildBatch } from '../../packages/models/src/testing/index.js';
+// batch-builder directly: the testing index also loads the conformance suite, which needs a running vitest.
+import { buildBatch } from '../../packages/models/src/testing/batch-builder.js';
 import { createCudaBackend } from '../../packages/runtime-cuda/src/index.js';
 import {
   type ForwardBatch,
