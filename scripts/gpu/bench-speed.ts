@@ -12,12 +12,14 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createEngine } from '../../packages/engine/src/index.js';
+import type { ModelExecutor } from '../../packages/interfaces/src/index.js';
 import { loadModelConfig } from '../../packages/models/src/index.js';
 import {
   createCudaBackend,
   measureDeviceCeilings,
   weightLayout,
 } from '../../packages/runtime-cuda/src/index.js';
+import type { ForwardBatch } from '../../packages/types/src/index.js';
 import { syntheticBatch } from './synthetic-batch.js';
 
 const [configFile, outFile, partsArg] = process.argv.slice(2);
@@ -69,11 +71,12 @@ const quantile = (values: number[], q: number) =>
 // --- runtime level ----------------------------------------------------------------------------------
 const batch = (seqs: number, context: number, newTokens: number, firstSeq = 0) =>
   syntheticBatch(config, seqs, context, newTokens, firstSeq);
-async function timeMs(run: () => Promise<unknown>, repeats: number): Promise<number> {
+/** Median wall time of forwarding each batch in turn; the batches are built before the clock starts. */
+async function timeForwards(executor: ModelExecutor, batches: ForwardBatch[]): Promise<number> {
   const times: number[] = [];
-  for (let i = 0; i < repeats; i++) {
+  for (const b of batches) {
     const t0 = performance.now();
-    await run();
+    await executor.forward(b);
     times.push(performance.now() - t0);
   }
   return median(times);
@@ -90,10 +93,15 @@ async function runtimeFigures(enforceEager: boolean) {
     seed: 1,
     backendOptions: { enforceEager },
   });
+  const gpuSeconds = () =>
+    (executor as unknown as { memory(): { gpuStepSeconds: number } }).memory().gpuStepSeconds;
   if (!enforceEager) {
     for (const prompt of [32, 512, 2048]) {
       await executor.forward(batch(1, prompt, prompt));
-      const ms = await timeMs(() => executor.forward(batch(1, prompt, prompt)), 5);
+      const ms = await timeForwards(
+        executor,
+        Array.from({ length: 5 }, () => batch(1, prompt, prompt)),
+      );
       add(`runtime prefill ${prompt} tokens`, ms, 'ms', prefillFloor(prompt) * 1e3);
     }
   }
@@ -105,7 +113,13 @@ async function runtimeFigures(enforceEager: boolean) {
     }
     let length = context;
     await executor.forward(batch(seqs, ++length, 1)); // captures the bucket's graph
-    const ms = await timeMs(() => executor.forward(batch(seqs, ++length, 1)), 48);
+    const gpuBefore = gpuSeconds();
+    const steps = 48;
+    const ms = await timeForwards(
+      executor,
+      Array.from({ length: steps }, () => batch(seqs, ++length, 1)),
+    );
+    const gpuMs = ((gpuSeconds() - gpuBefore) * 1e3) / steps;
     add(
       `runtime decode B=${seqs} ctx~540 (${tag})`,
       (seqs * 1000) / ms,
@@ -113,6 +127,8 @@ async function runtimeFigures(enforceEager: boolean) {
       seqs / decodeStepFloor(seqs, length),
       true,
     );
+    // The device's share of a step: the rest of the wall time is host work (staging, the thread hop back to JS).
+    add(`  GPU time a step, B=${seqs} (${tag})`, gpuMs, 'ms', decodeStepFloor(seqs, length) * 1e3);
   }
   json[`runtimeInfo_${tag}`] = (executor as unknown as { memory(): unknown }).memory();
   await executor.dispose();

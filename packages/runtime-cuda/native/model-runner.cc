@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "cuda-check.h"
@@ -29,8 +30,16 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   }
   FERRUM_CUDA(cudaSetDevice(config_.device));
   FERRUM_CUDA(cudaDeviceGetAttribute(&numSms_, cudaDevAttrMultiProcessorCount, config_.device));
+  int major = 0;
+  FERRUM_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, config_.device));
+  // Programmatic dependent launch (kernels/launch.cuh) needs Hopper; FERRUM_CUDA_PDL=0 turns it off, to
+  // measure what it brings or to rule it out.
+  const char* pdl = std::getenv("FERRUM_CUDA_PDL");
+  setProgrammaticLaunch(major >= 9 && (pdl == nullptr || std::string(pdl) != "0"));
   FERRUM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   FERRUM_CUDA(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming | cudaEventBlockingSync));
+  FERRUM_CUDA(cudaEventCreate(&stepStart_));
+  FERRUM_CUDA(cudaEventCreate(&stepEnd_));
   arena_ = DeviceBuffer(config_.weights.arenaBytes);
   loadWeights(config_.weights, arena_.as<char>(), stream_);
   invFreq_ = DeviceBuffer(config_.invFreq.size() * sizeof(float));
@@ -52,6 +61,8 @@ ModelRunner::~ModelRunner() {
   }
   gemm_.reset();
   if (done_ != nullptr) cudaEventDestroy(done_);
+  if (stepStart_ != nullptr) cudaEventDestroy(stepStart_);
+  if (stepEnd_ != nullptr) cudaEventDestroy(stepEnd_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -79,7 +80,9 @@ class ModelRunner {
   uint64_t kvPoolBytes() const { return numSlots_ * config_.shape.slotBytes(); }
   int maxSampleRows() const { return config_.maxSampleRows; }
   /** Steps replayed from a captured decode graph, and graphs captured so far. */
-  uint64_t graphSteps() const { return graphSteps_; }
+  uint64_t graphSteps() const { return graphSteps_.load(std::memory_order_relaxed); }
+  /** GPU time of every step so far (CUDA events around each step's stream work), in nanoseconds. */
+  uint64_t gpuStepNanos() const { return gpuStepNanos_.load(std::memory_order_relaxed); }
   size_t graphsCaptured() const {
     size_t count = 0;
     for (const auto& entry : graphs_) count += entry.second != nullptr ? 1 : 0;
@@ -108,6 +111,7 @@ class ModelRunner {
   RunnerConfig config_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t done_ = nullptr;
+  cudaEvent_t stepStart_ = nullptr, stepEnd_ = nullptr;  // timing events of gpuStepNanos
   int numSms_ = 0;
   uint64_t numSlots_ = 0, numHostSlots_ = 0;
   StepCapacity capacity_;
@@ -122,7 +126,9 @@ class ModelRunner {
   std::unique_ptr<Gemm> gemm_;
   std::vector<int> buckets_;                      // ascending decode-graph batch sizes
   std::map<int, cudaGraphExec_t> graphs_;         // bucket -> executable graph (nullptr: capture failed)
-  uint64_t graphSteps_ = 0;
+  // Written by the worker thread, read by Info on the JS thread.
+  std::atomic<uint64_t> graphSteps_{0};
+  std::atomic<uint64_t> gpuStepNanos_{0};
 };
 
 }  // namespace ferrum

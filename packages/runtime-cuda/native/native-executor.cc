@@ -217,6 +217,7 @@ Napi::Value NativeExecutor::Info(const Napi::CallbackInfo& info) {
   out.Set("kvPoolBytes", Napi::Number::New(env, static_cast<double>(runner_->kvPoolBytes())));
   out.Set("graphSteps", Napi::Number::New(env, static_cast<double>(runner_->graphSteps())));
   out.Set("graphsCaptured", Napi::Number::New(env, static_cast<double>(runner_->graphsCaptured())));
+  out.Set("gpuStepSeconds", Napi::Number::New(env, static_cast<double>(runner_->gpuStepNanos()) / 1e9));
   return out;
 }
 

@@ -1,7 +1,7 @@
 // ModelRunner::execute: one forward step on the stream (a decode-graph replay or eager launches), then an
 // event wait. Per layer:
 //   [add+]RMSNorm → QKV GEMM → bias/qk-norm/RoPE/KV write → attention → o_proj GEMM → add+RMSNorm →
-//   gate|up GEMM → SwiGLU → down GEMM; then the final norm for the sampled rows only, lm_head (f32
+//   gate|up GEMM → SwiGLU (one fused GEMV at 1–2 rows) → down GEMM; then the final norm for the sampled rows only, lm_head (f32
 //   logits), host logits for the rows that asked, and device sampling.
 #include <algorithm>
 #include <cmath>
@@ -20,12 +20,13 @@ void ModelRunner::execute() {
   FERRUM_CUDA(cudaSetDevice(config_.device));
   const StepLayout& L = layout_;
   const ModelShape& s = config_.shape;
+  FERRUM_CUDA(cudaEventRecord(stepStart_, stream_));
   FERRUM_CUDA(cudaMemcpyAsync(upload_.as(), hostUpload_.as(), L.words * 4, cudaMemcpyHostToDevice, stream_));
   const int* upload = upload_.as<int>();
   cudaGraphExec_t graph = L.graphBucket > 0 ? decodeGraph(L.graphBucket) : nullptr;
   if (graph != nullptr) {
     FERRUM_CUDA(cudaGraphLaunch(graph, stream_));
-    graphSteps_++;
+    graphSteps_.fetch_add(1, std::memory_order_relaxed);
   } else {
     // Eager: every launch sized to this step (a graph-layout step runs its real rows only).
     const SplitChoice splits =
@@ -46,8 +47,12 @@ void ModelRunner::execute() {
     FERRUM_CUDA(cudaMemcpyAsync(hostOutput_.as(), output_.as(), 2 * config_.maxSampleRows * sizeof(int),
                                 cudaMemcpyDeviceToHost, stream_));
   }
+  FERRUM_CUDA(cudaEventRecord(stepEnd_, stream_));
   FERRUM_CUDA(cudaEventRecord(done_, stream_));
   FERRUM_CUDA(cudaEventSynchronize(done_));
+  float ms = 0.f;
+  FERRUM_CUDA(cudaEventElapsedTime(&ms, stepStart_, stepEnd_));
+  gpuStepNanos_.fetch_add(static_cast<uint64_t>(static_cast<double>(ms) * 1e6), std::memory_order_relaxed);
 }
 
 void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPlan& plan) {
@@ -125,8 +130,13 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
     gemm_->run(attnOut_.as<bf16>(), weight(w.oW), proj, T, s.hiddenSize, s.qDim(), false, stream_);
     launchAddRmsNorm(residual, proj, weight(w.oBias), nullptr, weight(w.postNorm), hidden, T, s.hiddenSize,
                      s.rmsNormEps, stream_);
-    gemm_->run(hidden, weight(w.gateUpW), gateUp_.as(), T, 2 * s.intermediateSize, s.hiddenSize, false, stream_);
-    launchSwiglu(gateUp_.as<bf16>(), act_.as<bf16>(), T, s.intermediateSize, stream_);
+    if (gemvSupports(hidden, weight(w.gateUpW), T, s.hiddenSize)) {
+      // Few rows: the GEMV streams gate and up rows together and applies SwiGLU in its epilogue.
+      launchGemvSwiglu(hidden, weight(w.gateUpW), act_.as<bf16>(), T, s.intermediateSize, s.hiddenSize, stream_);
+    } else {
+      gemm_->run(hidden, weight(w.gateUpW), gateUp_.as(), T, 2 * s.intermediateSize, s.hiddenSize, false, stream_);
+      launchSwiglu(gateUp_.as<bf16>(), act_.as<bf16>(), T, s.intermediateSize, stream_);
+    }
     gemm_->run(act_.as<bf16>(), weight(w.downW), proj, T, s.hiddenSize, s.intermediateSize, false, stream_);
   }
 }

@@ -105,6 +105,11 @@ export interface NativeExecutorInfo {
   readonly graphSteps: number;
   /** Decode graphs captured so far (one per batch-size bucket used). */
   readonly graphsCaptured: number;
+  /**
+   * GPU time of all forward steps so far, in seconds: CUDA events around each step's stream work (upload,
+   * kernels, output copies). Against wall time it separates device time from host overhead.
+   */
+  readonly gpuStepSeconds: number;
 }
 
 /** A loaded model (native/native-executor.cc). Every method settles from the executor's worker thread. */

@@ -19,6 +19,7 @@
 #include "../step-splits.h"
 #include "device-math.cuh"
 #include "kernels.h"
+#include "launch.cuh"
 
 namespace ferrum {
 namespace {
@@ -125,6 +126,8 @@ __global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) 
   __shared__ float mS[G], lS[G], alphaS[G];           // running max / sum per head, last rescale factor
   __shared__ __align__(16) float red[Geo::kPartSums][G][D];  // P·V partial sums, merged at the end
 
+  waitForPriorGrids();
+  allowDependentLaunch();
   const BlockWork w = blockWork<G>(a);
   const int t = threadIdx.x;
   const int warp = t >> 5;
@@ -321,6 +324,8 @@ __global__ void __launch_bounds__(kThreads) attentionCombineKernel(AttentionArgs
   constexpr int E = D >= 128 ? D / 32 : 4;  // dims per lane; lanes past D / E idle
   constexpr int kSplitsPerWarp = (kMaxSplits + kWarps - 1) / kWarps;
   __shared__ __align__(16) float sums[kWarps][D];
+  waitForPriorGrids();
+  allowDependentLaunch();
   const int warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
   const int listPos = blockIdx.x;
@@ -369,11 +374,10 @@ template <int D, int G>
 void launchWith(const AttentionArgs& a, cudaStream_t stream) {
   const int group = a.numHeads / a.numKvHeads;
   const dim3 grid(a.numRows, a.numKvHeads * ((group + G - 1) / G), a.numSplits);
-  attentionKernel<D, G><<<grid, kThreads, 0, stream>>>(a);
-  FERRUM_LAUNCHED("attentionKernel");
+  launchKernel("attentionKernel", attentionKernel<D, G>, grid, kThreads, 0, stream, a);
   if (a.numSplits > 1) {
-    attentionCombineKernel<D><<<dim3(a.numRows, a.numHeads), kThreads, 0, stream>>>(a);
-    FERRUM_LAUNCHED("attentionCombineKernel");
+    launchKernel("attentionCombineKernel", attentionCombineKernel<D>, dim3(a.numRows, a.numHeads), kThreads, 0, stream,
+                 a);
   }
 }
 

@@ -10,6 +10,7 @@
 #include "bf16-vec.cuh"
 #include "device-math.cuh"
 #include "kernels.h"
+#include "launch.cuh"
 
 namespace ferrum {
 namespace {
@@ -21,53 +22,65 @@ constexpr int kRows = 4;  // outputs n a block: x is read once from L1 for kRows
 // A weight vector, read once: not kept in L1, where x lives.
 __device__ __forceinline__ uint4 loadStreaming(const uint4* p) {
   uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
       : "l"(p));
   return v;
 }
 
-template <int M, typename Out>
+// Gated (kGlu): the block's outputs n are silu(gate n) × up n, with gate row n and up row inter + n of w (the
+// fused gate|up weight, inter = `n`): both rows are streamed by the same block, so the SwiGLU needs no kernel
+// or round trip of its own. Each product is rounded to bf16 first, as the separate GEMM + SwiGLU would.
+template <int M, typename Out, bool kGlu>
 __global__ void __launch_bounds__(kThreads, 4) gemvKernel(const bf16* x, const bf16* w, Out* y, int n, int k) {
-  // Fewer weight loads in flight a thread as M grows, to leave registers for the M × kRows accumulators.
-  constexpr int kUnroll = M <= 2 ? 4 : 2;
+  constexpr int kLoadRows = kGlu ? 2 * kRows : kRows;  // weight rows a block streams
+  // Fewer weight loads in flight a thread as M grows, to leave registers for the M × kLoadRows accumulators.
+  constexpr int kUnroll = M <= 2 && !kGlu ? 4 : 2;
   constexpr int kOut = M * kRows;
   static_assert(kOut % kWarps == 0, "each warp finishes the same number of outputs");
-  __shared__ float partial[kWarps][kOut][32];
+  __shared__ float partial[kWarps][M * kLoadRows][32];
 
   const int k8 = k / 8;  // 16-byte vectors a row
   const int n0 = blockIdx.x * kRows;
   const uint4* xv = reinterpret_cast<const uint4*>(x);
-  const uint4* wRow[kRows];
+  const uint4* wRow[kLoadRows];
 #pragma unroll
-  for (int r = 0; r < kRows; r++) {
+  for (int r = 0; r < kLoadRows; r++) {
     // Rows past N (the last block) re-read row N - 1 and are never written.
-    wRow[r] = reinterpret_cast<const uint4*>(w) + static_cast<size_t>(min(n0 + r, n - 1)) * k8;
+    const int row = min(n0 + r % kRows, n - 1) + (r >= kRows ? n : 0);
+    wRow[r] = reinterpret_cast<const uint4*>(w) + static_cast<size_t>(row) * k8;
   }
-
-  float acc[M][kRows] = {};
-  for (int base = threadIdx.x; base < k8; base += kThreads * kUnroll) {
-    uint4 wv[kUnroll][kRows];
+  uint4 wv[kUnroll][kLoadRows];
+  const auto loadRound = [&](int base) {
 #pragma unroll
     for (int u = 0; u < kUnroll; u++) {
       // Past the row end a thread re-reads the row's last vector (unused), so the loads need no branch.
       const int v = min(base + u * kThreads, k8 - 1);
 #pragma unroll
-      for (int r = 0; r < kRows; r++) wv[u][r] = loadStreaming(wRow[r] + v);
+      for (int r = 0; r < kLoadRows; r++) wv[u][r] = loadStreaming(wRow[r] + v);
     }
+  };
+  // The weights are constant: the first round is in flight before x, the previous kernel's output, is ready.
+  loadRound(threadIdx.x);
+  waitForPriorGrids();
+  allowDependentLaunch();
+
+  float acc[M][kLoadRows] = {};
+  for (int base = threadIdx.x; base < k8; base += kThreads * kUnroll) {
+    if (base != threadIdx.x) loadRound(base);
 #pragma unroll
     for (int u = 0; u < kUnroll; u++) {
       const int v = base + u * kThreads;
       if (v >= k8) break;
-      float wf[kRows][8];
+      float wf[kLoadRows][8];
 #pragma unroll
-      for (int r = 0; r < kRows; r++) unpackBf16(wv[u][r], wf[r]);
+      for (int r = 0; r < kLoadRows; r++) unpackBf16(wv[u][r], wf[r]);
 #pragma unroll
       for (int m = 0; m < M; m++) {
         float xf[8];
         unpackBf16(__ldg(xv + static_cast<size_t>(m) * k8 + v), xf);
 #pragma unroll
-        for (int r = 0; r < kRows; r++) {
+        for (int r = 0; r < kLoadRows; r++) {
 #pragma unroll
           for (int e = 0; e < 8; e++) acc[m][r] += wf[r][e] * xf[e];
         }
@@ -81,34 +94,52 @@ __global__ void __launch_bounds__(kThreads, 4) gemvKernel(const bf16* x, const b
 #pragma unroll
   for (int m = 0; m < M; m++) {
 #pragma unroll
-    for (int r = 0; r < kRows; r++) partial[warp][m * kRows + r][lane] = acc[m][r];
+    for (int r = 0; r < kLoadRows; r++) partial[warp][m * kLoadRows + r][lane] = acc[m][r];
   }
   __syncthreads();
-#pragma unroll
-  for (int j = warp; j < kOut; j += kWarps) {
+  const auto rowSum = [&](int j) {
     float sum = 0.f;
 #pragma unroll
     for (int from = 0; from < kWarps; from++) sum += partial[from][j][lane];
-    sum = warpSum(sum);
+    return warpSum(sum);
+  };
+#pragma unroll
+  for (int j = warp; j < kOut; j += kWarps) {
     const int m = j / kRows;
-    const int col = n0 + j % kRows;
+    const int r = j % kRows;
+    float value = rowSum(m * kLoadRows + r);
+    if constexpr (kGlu) {
+      const float gate = roundBf16(value);
+      const float up = roundBf16(rowSum(m * kLoadRows + kRows + r));
+      value = roundBf16(gate / (1.f + __expf(-gate))) * up;
+    }
+    const int col = n0 + r;
     if (lane == 0 && col < n) {
       if constexpr (std::is_same_v<Out, float>) {
-        y[static_cast<size_t>(m) * n + col] = sum;
+        y[static_cast<size_t>(m) * n + col] = value;
       } else {
-        y[static_cast<size_t>(m) * n + col] = __float2bfloat16(sum);  // round to nearest even
+        y[static_cast<size_t>(m) * n + col] = __float2bfloat16(value);  // round to nearest even
       }
     }
   }
 }
 
-template <int M>
-void launchRows(const bf16* x, const bf16* w, void* y, int n, int k, bool outF32, cudaStream_t stream) {
+template <int M, typename Out, bool kGlu>
+void launchRows(const bf16* x, const bf16* w, void* y, int n, int k, cudaStream_t stream) {
   const int blocks = (n + kRows - 1) / kRows;
-  if (outF32) {
-    gemvKernel<M, float><<<blocks, kThreads, 0, stream>>>(x, w, static_cast<float*>(y), n, k);
-  } else {
-    gemvKernel<M, bf16><<<blocks, kThreads, 0, stream>>>(x, w, static_cast<bf16*>(y), n, k);
+  launchKernel("gemvKernel", gemvKernel<M, Out, kGlu>, blocks, kThreads, 0, stream, x, w, static_cast<Out*>(y), n, k);
+}
+
+template <typename Out, bool kGlu>
+void launchFor(const bf16* x, const bf16* w, void* y, int m, int n, int k, cudaStream_t stream) {
+  if (m == 1) return launchRows<1, Out, kGlu>(x, w, y, n, k, stream);
+  launchRows<2, Out, kGlu>(x, w, y, n, k, stream);
+}
+
+void checkSupport(const bf16* x, const bf16* w, int m, int k) {
+  if (!gemvSupports(x, w, m, k)) {
+    throw NativeError("internal", "GEMV called outside its support: m " + std::to_string(m) + ", k " +
+                                      std::to_string(k));
   }
 }
 
@@ -119,16 +150,16 @@ bool gemvSupports(const bf16* x, const bf16* w, int m, int k) {
 }
 
 void launchGemv(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
-  if (!gemvSupports(x, w, m, k)) {
-    throw NativeError("internal", "GEMV called outside its support: m " + std::to_string(m) + ", k " +
-                                      std::to_string(k));
-  }
+  checkSupport(x, w, m, k);
   if (n == 0) return;
-  switch (m) {
-    case 1: launchRows<1>(x, w, y, n, k, outF32, stream); break;
-    default: launchRows<2>(x, w, y, n, k, outF32, stream); break;
-  }
-  FERRUM_LAUNCHED("gemvKernel");
+  if (outF32) return launchFor<float, false>(x, w, y, m, n, k, stream);
+  launchFor<bf16, false>(x, w, y, m, n, k, stream);
+}
+
+void launchGemvSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream) {
+  checkSupport(x, gateUp, m, k);
+  if (inter == 0) return;
+  launchFor<bf16, true>(x, gateUp, y, m, inter, k, stream);
 }
 
 }  // namespace ferrum

@@ -12,6 +12,12 @@ namespace ferrum {
 
 using bf16 = __nv_bfloat16;
 
+/**
+ * Whether kernels are launched with programmatic dependent launch (launch.cuh): on for compute capability 9.0
+ * and later unless FERRUM_CUDA_PDL=0. Process-wide; set before the first forward.
+ */
+void setProgrammaticLaunch(bool enabled);
+
 /** Source element types of checkpoint tensors (matches the TS side's numbering). */
 enum class SourceDtype : int { kBf16 = 0, kF16 = 1, kF32 = 2 };
 
@@ -63,6 +69,12 @@ bool gemvSupports(const bf16* x, const bf16* w, int m, int k);
  * gemvSupports.
  */
 void launchGemv(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream);
+/**
+ * The gated MLP's first half in one kernel: y[m][j] = silu(g) · u with g = x[m] · gateUp[j], u = x[m] ·
+ * gateUp[inter + j] (gateUp [2 · inter][k], the fused gate|up weight), each rounded to bf16 as launchGemv +
+ * launchSwiglu would. Same support as launchGemv.
+ */
+void launchGemvSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream);
 
 struct AttentionArgs {
   const bf16* q;             // row t, head h at q + t * qRowStride + h * headDim

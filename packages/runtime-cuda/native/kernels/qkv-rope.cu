@@ -8,6 +8,7 @@
 #include "bf16-vec.cuh"
 #include "device-math.cuh"
 #include "kernels.h"
+#include "launch.cuh"
 
 namespace ferrum {
 namespace {
@@ -44,15 +45,18 @@ __global__ void __launch_bounds__(kWarps * 32) qkvRopeKernel(QkvRopeArgs a) {
   const bf16* normWeight = isQ ? a.qNorm : (isV ? nullptr : a.kNorm);
   bf16* head = a.qkv + static_cast<size_t>(t) * numHeadsTotal * D + static_cast<size_t>(h) * D;
 
-  // Every load first: the head's elements, bias, norm weight, frequencies, position and slot.
-  const float position = static_cast<float>(a.positions[t]);
-  const int slotIndex = a.slotMapping[t];  // -1: a decode graph's padded row, whose K/V are not kept
+  // Every load first: the constants (bias, norm weight, frequencies) while the kernel before still runs,
+  // then the head's elements, position and slot.
   float x[E], bias[E], norm[E], invFreq[E];
-  loadHead<E, W>(head + d0, x);
   if (a.bias != nullptr) loadHead<E, W>(a.bias + h * D + d0, bias);
   if (normWeight != nullptr) loadHead<E, W>(normWeight + d0, norm);
 #pragma unroll
   for (int e = 0; e < E; e++) invFreq[e] = a.invFreq[freq0 + e];
+  waitForPriorGrids();
+  allowDependentLaunch();
+  const float position = static_cast<float>(a.positions[t]);
+  const int slotIndex = a.slotMapping[t];  // -1: a decode graph's padded row, whose K/V are not kept
+  loadHead<E, W>(head + d0, x);
 
 #pragma unroll
   for (int e = 0; e < E; e++) {
@@ -94,9 +98,9 @@ template <int E>
 void launchFor(const QkvRopeArgs& a, cudaStream_t stream) {
   const dim3 grid(a.numTokens, (a.numHeads + 2 * a.numKvHeads + kWarps - 1) / kWarps);
   if (allAligned(2 * E, {a.qkv, a.bias, a.qNorm, a.kNorm, a.kCache, a.vCache})) {
-    qkvRopeKernel<E, E><<<grid, kWarps * 32, 0, stream>>>(a);
+    launchKernel("qkvRopeKernel", qkvRopeKernel<E, E>, grid, kWarps * 32, 0, stream, a);
   } else {
-    qkvRopeKernel<E, 1><<<grid, kWarps * 32, 0, stream>>>(a);
+    launchKernel("qkvRopeKernel", qkvRopeKernel<E, 1>, grid, kWarps * 32, 0, stream, a);
   }
 }
 
@@ -118,7 +122,6 @@ void launchQkvRope(const QkvRopeArgs& args, cudaStream_t stream) {
   } else {
     throw NativeError("unsupported_architecture", "RoPE does not support head dim " + std::to_string(D));
   }
-  FERRUM_LAUNCHED("qkvRopeKernel");
 }
 
 }  // namespace ferrum

@@ -10,6 +10,7 @@
 #include "bf16-vec.cuh"
 #include "device-math.cuh"
 #include "kernels.h"
+#include "launch.cuh"
 
 namespace ferrum {
 namespace {
@@ -24,12 +25,6 @@ __global__ void __launch_bounds__(kMaxThreads)
     addRmsNormKernel(bf16* residual, const bf16* delta, const bf16* deltaBias, const int* rowIndex,
                      const bf16* weight, bf16* out, int hidden, float eps) {
   __shared__ float scratch[32];
-  const int i = blockIdx.x;
-  const size_t row = rowIndex != nullptr ? static_cast<size_t>(rowIndex[i]) : static_cast<size_t>(i);
-  bf16* res = residual + row * hidden;
-  const bf16* d = delta != nullptr ? delta + row * hidden : nullptr;
-  const bool writeBack = rowIndex == nullptr && d != nullptr;
-
   // Chunks past the row end read chunk 0 (a valid address) and are zeroed, so every load is unconditional and
   // the compiler issues all of them before the first use; no store happens until they are all consumed.
   int offset[kIters];
@@ -40,12 +35,20 @@ __global__ void __launch_bounds__(kMaxThreads)
     active[j] = e < hidden;
     offset[j] = active[j] ? e : 0;
   }
+  // The norm weight is constant: loaded while the kernel before still runs.
   float x[kIters][kVec], w[kIters][kVec];
 #pragma unroll
-  for (int j = 0; j < kIters; j++) {
-    loadBf16<kVec>(res + offset[j], x[j]);
-    loadBf16<kVec>(weight + offset[j], w[j]);
-  }
+  for (int j = 0; j < kIters; j++) loadBf16<kVec>(weight + offset[j], w[j]);
+  waitForPriorGrids();
+  allowDependentLaunch();
+
+  const int i = blockIdx.x;
+  const size_t row = rowIndex != nullptr ? static_cast<size_t>(rowIndex[i]) : static_cast<size_t>(i);
+  bf16* res = residual + row * hidden;
+  const bf16* d = delta != nullptr ? delta + row * hidden : nullptr;
+  const bool writeBack = rowIndex == nullptr && d != nullptr;
+#pragma unroll
+  for (int j = 0; j < kIters; j++) loadBf16<kVec>(res + offset[j], x[j]);
   if (d != nullptr) {
     float dv[kIters][kVec];
 #pragma unroll
@@ -108,13 +111,13 @@ void launchAddRmsNorm(bf16* residual, const bf16* delta, const bf16* deltaBias, 
                                                       " here, not " + std::to_string(hidden));
   }
   if (vector) {
-    addRmsNormKernel<kVectorWidth, kVectorIters><<<rows, threadsFor(hidden / kVectorWidth), 0, stream>>>(
-        residual, delta, deltaBias, rowIndex, weight, out, hidden, eps);
+    launchKernel("addRmsNormKernel", addRmsNormKernel<kVectorWidth, kVectorIters>, rows,
+                 threadsFor(hidden / kVectorWidth), 0, stream, residual, delta, deltaBias, rowIndex, weight, out, hidden,
+                 eps);
   } else {
-    addRmsNormKernel<1, kScalarIters><<<rows, threadsFor(hidden), 0, stream>>>(residual, delta, deltaBias, rowIndex,
-                                                                             weight, out, hidden, eps);
+    launchKernel("addRmsNormKernel", addRmsNormKernel<1, kScalarIters>, rows, threadsFor(hidden), 0, stream, residual,
+                 delta, deltaBias, rowIndex, weight, out, hidden, eps);
   }
-  FERRUM_LAUNCHED("addRmsNormKernel");
 }
 
 }  // namespace ferrum

@@ -10,6 +10,7 @@
 
 #include "../cuda-check.h"
 #include "kernels.h"
+#include "launch.cuh"
 
 namespace ferrum {
 namespace {
@@ -120,6 +121,8 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   __shared__ int intScratch[32];
   __shared__ int chosen;
   __shared__ float rawChosen;
+  waitForPriorGrids();
+  allowDependentLaunch();
 
   const int r = blockIdx.x;
   const int V = a.vocabSize;
@@ -261,8 +264,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
 
 void launchSampling(const SamplingArgs& args, cudaStream_t stream) {
   if (args.numRows == 0) return;
-  samplingKernel<<<args.numRows, kThreads, 0, stream>>>(args);
-  FERRUM_LAUNCHED("samplingKernel");
+  launchKernel("samplingKernel", samplingKernel, args.numRows, kThreads, 0, stream, args);
 }
 
 }  // namespace ferrum

@@ -3,6 +3,7 @@
 #include "../cuda-check.h"
 #include "device-math.cuh"
 #include "kernels.h"
+#include "launch.cuh"
 
 namespace ferrum {
 namespace {
@@ -10,6 +11,8 @@ namespace {
 constexpr int kThreads = 256;
 
 __global__ void swigluKernel(const bf16* gateUp, bf16* out, int inter) {
+  waitForPriorGrids();
+  allowDependentLaunch();
   const size_t r = blockIdx.y;
   const int j = (blockIdx.x * kThreads + threadIdx.x) * 8;
   if (j >= inter) return;
@@ -33,8 +36,7 @@ __global__ void swigluKernel(const bf16* gateUp, bf16* out, int inter) {
 void launchSwiglu(const bf16* gateUp, bf16* out, int rows, int inter, cudaStream_t stream) {
   if (rows == 0) return;
   const int blocksX = (inter / 8 + kThreads - 1) / kThreads;
-  swigluKernel<<<dim3(blocksX, rows), kThreads, 0, stream>>>(gateUp, out, inter);
-  FERRUM_LAUNCHED("swigluKernel");
+  launchKernel("swigluKernel", swigluKernel, dim3(blocksX, rows), kThreads, 0, stream, gateUp, out, inter);
 }
 
 }  // namespace ferrum

@@ -1,0 +1,55 @@
+// Kernel launches with programmatic dependent launch (PDL, Hopper and later). Without it a kernel starts only
+// after the one before it in the stream has drained, so each of the ~10 launches a layer pays the drain, the
+// launch and the ramp-up with the GPU partly idle; at decode batch sizes that is a large share of a step.
+// With it the next kernel's blocks start as soon as this one allows (allowDependentLaunch), read what does
+// not depend on earlier kernels (weights: a GEMV issues its first weight loads), and then wait
+// (waitForPriorGrids) until the earlier grids have completed and their writes are visible.
+// The rule for every kernel launched through launchKernel: no global write, and no read of anything an earlier
+// kernel or step writes, before waitForPriorGrids. Waiting is transitive (a grid completes only after its own
+// wait), so a kernel sees the writes of every kernel before it, not only the last one.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <utility>
+
+#include "../cuda-check.h"
+
+namespace ferrum {
+
+/** Waits for the grids this one depends on; a no-op when it was launched without a programmatic dependency. */
+__device__ __forceinline__ void waitForPriorGrids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/** Lets the next kernel in the stream start; it still waits in waitForPriorGrids for this grid to complete. */
+__device__ __forceinline__ void allowDependentLaunch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+/** Whether launchKernel asks for programmatic serialization (setProgrammaticLaunch, in launch.cu). */
+extern std::atomic<bool> gProgrammaticLaunch;
+
+/** Launches `kernel` on `stream` (with PDL when enabled) and checks the launch; `name` labels the error. */
+template <typename... Params, typename... Args>
+void launchKernel(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t sharedBytes,
+                  cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = sharedBytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = gProgrammaticLaunch.load(std::memory_order_relaxed) ? 1 : 0;
+  checkCuda(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), name);
+}
+
+}  // namespace ferrum
