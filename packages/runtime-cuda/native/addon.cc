@@ -95,6 +95,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("loadModel", Napi::Function::New(env, LoadModel));
   exports.Set("measureBandwidth", Napi::Function::New(env, MeasureBandwidth));
   exports.Set("measureGemmRate", Napi::Function::New(env, MeasureGemmRate));
+  exports.Set("runGemm", Napi::Function::New(env, RunGemm));
   return exports;
 }
 

@@ -3,6 +3,8 @@
 #include "device-bench.h"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "cuda-check.h"
@@ -26,14 +28,15 @@ struct Timer {
   }
 };
 
-/** Median seconds of `reps` runs of `body` on `stream`, after two warm-up runs. */
-template <typename F>
-double medianSeconds(int reps, cudaStream_t stream, F body) {
+/** Median seconds of `reps` runs of `body` on `stream`, after two warm-up runs; `prepare` runs untimed before each. */
+template <typename F, typename P = void (*)()>
+double medianSeconds(int reps, cudaStream_t stream, F body, P prepare = [] {}) {
   Timer timer;
   body();
   body();
   std::vector<float> times;
   for (int r = 0; r < reps; r++) {
+    prepare();
     FERRUM_CUDA(cudaEventRecord(timer.start, stream));
     body();
     FERRUM_CUDA(cudaEventRecord(timer.stop, stream));
@@ -50,16 +53,17 @@ int argInt(const Napi::CallbackInfo& info, size_t i, int fallback) {
   return info.Length() > i && info[i].IsNumber() ? info[i].As<Napi::Number>().Int32Value() : fallback;
 }
 
-Napi::Value guarded(const Napi::CallbackInfo& info, double (*body)(const Napi::CallbackInfo&)) {
+/** Runs `body`; a NativeError becomes a JS error carrying its code. */
+Napi::Value guarded(const Napi::CallbackInfo& info, Napi::Value (*body)(const Napi::CallbackInfo&)) {
   try {
-    return Napi::Number::New(info.Env(), body(info));
+    return body(info);
   } catch (const NativeError& e) {
     makeError(info.Env(), e.code(), e.what()).ThrowAsJavaScriptException();
     return info.Env().Undefined();
   }
 }
 
-double bandwidth(const Napi::CallbackInfo& info) {
+Napi::Value bandwidth(const Napi::CallbackInfo& info) {
   const double bytesArg = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : 4e9;
   const size_t bytes = static_cast<size_t>(bytesArg) / 2 * 2;
   const int reps = argInt(info, 1, 20);
@@ -69,10 +73,10 @@ double bandwidth(const Napi::CallbackInfo& info) {
   const double seconds = medianSeconds(reps, nullptr, [&] {
     FERRUM_CUDA(cudaMemcpyAsync(dst.as(), src.as(), bytes, cudaMemcpyDeviceToDevice, nullptr));
   });
-  return 2.0 * static_cast<double>(bytes) / seconds;
+  return Napi::Number::New(info.Env(), 2.0 * static_cast<double>(bytes) / seconds);
 }
 
-double gemmRate(const Napi::CallbackInfo& info) {
+Napi::Value gemmRate(const Napi::CallbackInfo& info) {
   const int m = argInt(info, 0, 8192), n = argInt(info, 1, 8192), k = argInt(info, 2, 8192);
   const int reps = argInt(info, 3, 20);
   FERRUM_CUDA(cudaSetDevice(argInt(info, 4, 0)));
@@ -84,12 +88,86 @@ double gemmRate(const Napi::CallbackInfo& info) {
   const double seconds = medianSeconds(reps, nullptr, [&] {
     gemm.run(x.as<bf16>(), w.as<bf16>(), y.as(), m, n, k, false, nullptr);
   });
-  return 2.0 * m * static_cast<double>(n) * k / seconds;
+  return Napi::Number::New(info.Env(), 2.0 * m * static_cast<double>(n) * k / seconds);
+}
+
+GemmPath gemmPath(const std::string& name) {
+  if (name == "auto" || name == "tuned") return GemmPath::kAuto;
+  if (name == "cublas") return GemmPath::kCublas;
+  if (name == "skinny") return GemmPath::kSkinny;
+  throw NativeError("invalid_argument", "runGemm: path must be 'auto', 'tuned', 'cublas' or 'skinny', not '" + name + "'");
+}
+
+Napi::Uint16Array bf16Arg(const Napi::CallbackInfo& info, size_t i, size_t length, const char* name) {
+  if (info.Length() <= i || !info[i].IsTypedArray() ||
+      info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint16_array) {
+    throw NativeError("invalid_argument", std::string("runGemm: ") + name + " must be a Uint16Array of bf16 bits");
+  }
+  Napi::Uint16Array array = info[i].As<Napi::Uint16Array>();
+  if (array.ElementLength() != length) {
+    throw NativeError("invalid_argument", std::string("runGemm: ") + name + " must hold " + std::to_string(length) +
+                                              " values, not " + std::to_string(array.ElementLength()));
+  }
+  return array;
+}
+
+// The product on fresh device buffers; timed runs start with the weights cold in L2 (a larger-than-L2 buffer
+// is overwritten before each), as in a model, where a layer's weights are long evicted when they come round.
+Napi::Value runGemm(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::string name = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+  const GemmPath path = gemmPath(name);
+  const int m = argInt(info, 3, -1), n = argInt(info, 4, -1), k = argInt(info, 5, -1);
+  if (m < 1 || n < 1 || k < 1) throw NativeError("invalid_argument", "runGemm: m, n and k must be positive");
+  Napi::Uint16Array xHost = bf16Arg(info, 1, static_cast<size_t>(m) * k, "x");
+  Napi::Uint16Array wHost = bf16Arg(info, 2, static_cast<size_t>(n) * k, "w");
+  const bool outF32 = info.Length() > 6 && info[6].ToBoolean().Value();
+  const int reps = argInt(info, 7, 0);
+  const int device = argInt(info, 8, 0);
+  FERRUM_CUDA(cudaSetDevice(device));
+  const size_t outCount = static_cast<size_t>(m) * n;
+  const size_t workspaceBytes = 32u << 20;
+  DeviceBuffer x(xHost.ByteLength()), w(wHost.ByteLength()), y(outCount * (outF32 ? 4 : 2)), workspace(workspaceBytes);
+  if (path == GemmPath::kSkinny && !skinnyGemmSupports(x.as<bf16>(), w.as<bf16>(), m, k)) {
+    throw NativeError("invalid_argument", "runGemm: the skinny path takes " + std::to_string(kSkinnyMinRows) + ".." +
+                                              std::to_string(kSkinnyMaxRows) + " rows and k % 8 == 0");
+  }
+  FERRUM_CUDA(cudaMemcpy(x.as(), xHost.Data(), x.bytes(), cudaMemcpyHostToDevice));
+  FERRUM_CUDA(cudaMemcpy(w.as(), wHost.Data(), w.bytes(), cudaMemcpyHostToDevice));
+  Gemm gemm(workspace.as(), workspaceBytes);
+  if (name == "tuned") gemm.tune(x.as<bf16>(), w.as<bf16>(), y.as(), m, n, k, outF32, nullptr);
+  auto once = [&] { gemm.runVia(path, x.as<bf16>(), w.as<bf16>(), y.as(), m, n, k, outF32, nullptr); };
+  double seconds = 0;
+  if (reps > 0) {
+    int l2Bytes = 0;
+    FERRUM_CUDA(cudaDeviceGetAttribute(&l2Bytes, cudaDevAttrL2CacheSize, device));
+    DeviceBuffer flush(2 * static_cast<size_t>(l2Bytes));
+    seconds = medianSeconds(reps, nullptr, once,
+                            [&] { FERRUM_CUDA(cudaMemsetAsync(flush.as(), 1, flush.bytes(), nullptr)); });
+  }
+  once();  // the output of a plain run, whatever timing left in y
+  Napi::Float32Array output = Napi::Float32Array::New(env, outCount);
+  if (outF32) {
+    FERRUM_CUDA(cudaMemcpy(output.Data(), y.as(), y.bytes(), cudaMemcpyDeviceToHost));
+  } else {
+    std::vector<uint16_t> bits(outCount);
+    FERRUM_CUDA(cudaMemcpy(bits.data(), y.as(), y.bytes(), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < outCount; i++) {
+      const uint32_t widened = static_cast<uint32_t>(bits[i]) << 16;  // bf16 -> f32 is exact
+      std::memcpy(output.Data() + i, &widened, sizeof(widened));
+    }
+  }
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("output", output);
+  result.Set("medianSeconds", seconds);
+  return result;
 }
 
 }  // namespace
 
 Napi::Value MeasureBandwidth(const Napi::CallbackInfo& info) { return guarded(info, bandwidth); }
 Napi::Value MeasureGemmRate(const Napi::CallbackInfo& info) { return guarded(info, gemmRate); }
+
+Napi::Value RunGemm(const Napi::CallbackInfo& info) { return guarded(info, runGemm); }
 
 }  // namespace ferrum

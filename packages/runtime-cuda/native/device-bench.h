@@ -1,4 +1,5 @@
-// Roofline ceilings measured on the device, for the speed benchmarks (scripts/gpu/bench-speed.ts).
+// Roofline ceilings measured on the device, for the speed benchmarks (scripts/gpu/bench-speed.ts), and a GEMM
+// hook for verifying and timing Gemm's paths on host data (test/gpu-gemm.test.ts).
 #pragma once
 
 #include <napi.h>
@@ -9,5 +10,10 @@ namespace ferrum {
 Napi::Value MeasureBandwidth(const Napi::CallbackInfo& info);
 /** measureGemmRate(m, n, k, iterations, device?): bf16 cuBLASLt product rate (f32 accumulate), FLOP/s. */
 Napi::Value MeasureGemmRate(const Napi::CallbackInfo& info);
+/**
+ * runGemm(path, x, w, m, n, k, outF32, iterations, device?): y = x · wᵀ through one Gemm path ('auto', 'tuned',
+ * 'cublas', 'skinny') on bf16 bits (Uint16Array); { output: Float32Array, medianSeconds }.
+ */
+Napi::Value RunGemm(const Napi::CallbackInfo& info);
 
 }  // namespace ferrum

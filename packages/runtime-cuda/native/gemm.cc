@@ -1,17 +1,72 @@
 #include "gemm.h"
 
+#include <algorithm>
 #include <string>
 
 #include "cuda-check.h"
 
 namespace ferrum {
+namespace {
 
-Gemm::Gemm(void* workspace, size_t workspaceBytes) : workspace_(workspace), workspaceBytes_(workspaceBytes) {
+constexpr size_t kCounterBytes = 16u << 10;  // the skinny kernel's split-K counters: one per block of its grid
+
+// Times runs of a product as the model meets them: weights cold in L2 (a layer's weights are long evicted
+// when they come round again), so before each run `flush` bytes of scratch are overwritten; the L2 would
+// otherwise keep most of a 20-30 MB weight matrix from one repetition to the next.
+class ColdTimer {
+ public:
+  ColdTimer(void* flush, size_t flushBytes) : flush_(flush), flushBytes_(flushBytes) {
+    FERRUM_CUDA(cudaEventCreate(&start_));
+    FERRUM_CUDA(cudaEventCreate(&stop_));
+  }
+  ~ColdTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  /** Median milliseconds of kRepeats runs of `body` on `stream`. */
+  template <typename F>
+  float ms(cudaStream_t stream, F body) {
+    constexpr int kRepeats = 8;
+    float times[kRepeats];
+    for (float& t : times) {
+      FERRUM_CUDA(cudaMemsetAsync(flush_, 0, flushBytes_, stream));
+      FERRUM_CUDA(cudaEventRecord(start_, stream));
+      body();
+      FERRUM_CUDA(cudaEventRecord(stop_, stream));
+      FERRUM_CUDA(cudaEventSynchronize(stop_));
+      FERRUM_CUDA(cudaEventElapsedTime(&t, start_, stop_));
+    }
+    std::sort(times, times + kRepeats);
+    return times[kRepeats / 2];
+  }
+
+ private:
+  void* flush_;
+  size_t flushBytes_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+}  // namespace
+
+Gemm::Gemm(void* workspace, size_t workspaceBytes)
+    : workspace_(static_cast<char*>(workspace) + kCounterBytes), workspaceBytes_(workspaceBytes - kCounterBytes) {
+  if (workspaceBytes <= 2 * kCounterBytes) throw NativeError("internal", "GEMM workspace too small");
+  int device = 0;
+  FERRUM_CUDA(cudaGetDevice(&device));
+  skinny_.counters = static_cast<unsigned*>(workspace);
+  skinny_.numCounters = static_cast<int>(kCounterBytes / sizeof(unsigned));
+  skinny_.partials = static_cast<float*>(workspace_);
+  skinny_.partialBytes = workspaceBytes_;
+  FERRUM_CUDA(cudaDeviceGetAttribute(&skinny_.numSms, cudaDevAttrMultiProcessorCount, device));
+  // The legacy stream: ordered before any later use, and it leaves the callers' non-blocking streams alone.
+  FERRUM_CUDA(cudaMemsetAsync(skinny_.counters, 0, kCounterBytes, nullptr));
+  FERRUM_CUDA(cudaStreamSynchronize(nullptr));
   FERRUM_CUBLAS(cublasLtCreate(&handle_));
 }
 
 Gemm::~Gemm() {
   for (auto& entry : plans_) {
+    if (entry.second.desc == nullptr) continue;
     cublasLtMatrixLayoutDestroy(entry.second.a);
     cublasLtMatrixLayoutDestroy(entry.second.b);
     cublasLtMatrixLayoutDestroy(entry.second.c);
@@ -34,44 +89,66 @@ int Gemm::candidates(const Plan& p, cublasLtMatmulHeuristicResult_t* results, in
   return status == CUBLAS_STATUS_SUCCESS ? count : 0;
 }
 
-Gemm::Plan& Gemm::plan(int m, int n, int k, bool outF32) {
+Gemm::Plan& Gemm::plan(const bf16* x, const bf16* w, int m, int n, int k, bool outF32) {
   const uint64_t key = (static_cast<uint64_t>(m) << 42) ^ (static_cast<uint64_t>(n) << 21) ^
                        static_cast<uint64_t>(k) ^ (outF32 ? (1ull << 63) : 0ull);
   auto found = plans_.find(key);
   if (found != plans_.end()) return found->second;
   Plan p;
-  FERRUM_CUBLAS(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  if (m <= kSkinnyDefaultMaxRows && skinnyGemmSupports(x, w, m, k)) {
+    p.skinnyBlocks = skinnyGemmBlocks(m, n, k, 0, skinny_);
+  }
+  return plans_.emplace(key, p).first->second;
+}
+
+void Gemm::prepareCublas(Plan& p, int m, int n, int k, bool outF32) {
+  if (p.desc != nullptr) return;
+  Plan made;
+  FERRUM_CUBLAS(cublasLtMatmulDescCreate(&made.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t transA = CUBLAS_OP_T, transB = CUBLAS_OP_N;
-  FERRUM_CUBLAS(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transA, sizeof(transA)));
-  FERRUM_CUBLAS(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &transB, sizeof(transB)));
-  FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16BF, k, n, k));
-  FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_16BF, k, m, k));
-  FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&p.c, outF32 ? CUDA_R_32F : CUDA_R_16BF, n, m, n));
+  FERRUM_CUBLAS(cublasLtMatmulDescSetAttribute(made.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transA, sizeof(transA)));
+  FERRUM_CUBLAS(cublasLtMatmulDescSetAttribute(made.desc, CUBLASLT_MATMUL_DESC_TRANSB, &transB, sizeof(transB)));
+  FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&made.a, CUDA_R_16BF, k, n, k));
+  FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&made.b, CUDA_R_16BF, k, m, k));
+  FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&made.c, outF32 ? CUDA_R_32F : CUDA_R_16BF, n, m, n));
   cublasLtMatmulHeuristicResult_t result{};
-  if (candidates(p, &result, 1) == 0) {
-    cublasLtMatrixLayoutDestroy(p.a);
-    cublasLtMatrixLayoutDestroy(p.b);
-    cublasLtMatrixLayoutDestroy(p.c);
-    cublasLtMatmulDescDestroy(p.desc);
+  if (candidates(made, &result, 1) == 0) {
+    cublasLtMatrixLayoutDestroy(made.a);
+    cublasLtMatrixLayoutDestroy(made.b);
+    cublasLtMatrixLayoutDestroy(made.c);
+    cublasLtMatmulDescDestroy(made.desc);
     throw NativeError("internal", "cuBLASLt found no algorithm for " + std::to_string(m) + "x" + std::to_string(n) +
                                       "x" + std::to_string(k));
   }
+  p.desc = made.desc;
+  p.a = made.a;
+  p.b = made.b;
+  p.c = made.c;
   p.algo = result.algo;
-  return plans_.emplace(key, p).first->second;
+}
+
+void Gemm::runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaStream_t stream) {
+  const float alpha = 1.f, beta = 0.f;
+  FERRUM_CUBLAS(cublasLtMatmul(handle_, p.desc, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo, workspace_,
+                               workspaceBytes_, stream));
 }
 
 void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
   if (m == 0 || gemvSupports(x, w, m, k)) return;
-  Plan& p = plan(m, n, k, outF32);
+  Plan& p = plan(x, w, m, n, k, outF32);
   if (p.tuned) return;
-  constexpr int kCandidates = 16, kRepeats = 5;
+  prepareCublas(p, m, n, k, outF32);
+  constexpr int kCandidates = 16;
   cublasLtMatmulHeuristicResult_t results[kCandidates];
   const int count = candidates(p, results, kCandidates);
-  cudaEvent_t start = nullptr, stop = nullptr;
-  FERRUM_CUDA(cudaEventCreate(&start));
-  FERRUM_CUDA(cudaEventCreate(&stop));
-  const float alpha = 1.f, beta = 0.f;
+  ColdTimer timer(workspace_, workspaceBytes_);
   float best = 0.f;
+  auto faster = [&best](float ms) {
+    if (best != 0.f && ms >= best) return false;
+    best = ms;
+    return true;
+  };
+  const float alpha = 1.f, beta = 0.f;
   for (int i = 0; i < count; i++) {
     if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
     const cublasLtMatmulAlgo_t* algo = &results[i].algo;
@@ -80,19 +157,21 @@ void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool
                             workspaceBytes_, stream);
     };
     if (once() != CUBLAS_STATUS_SUCCESS) continue;  // a candidate this shape cannot run: skip it
-    FERRUM_CUDA(cudaEventRecord(start, stream));
-    for (int r = 0; r < kRepeats; r++) once();
-    FERRUM_CUDA(cudaEventRecord(stop, stream));
-    FERRUM_CUDA(cudaEventSynchronize(stop));
-    float ms = 0.f;
-    FERRUM_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    if (best == 0.f || ms < best) {
-      best = ms;
-      p.algo = *algo;
+    if (faster(timer.ms(stream, once))) p.algo = *algo;
+  }
+  p.skinnyBlocks = 0;
+  if (skinnyGemmSupports(x, w, m, k)) {
+    // Every resident block, or fewer: less in flight, but fewer tiles split between blocks (less to reduce).
+    int tried = 0;
+    for (int perSm : {0, 2, 1}) {
+      const int blocks = skinnyGemmBlocks(m, n, k, perSm, skinny_);
+      if (blocks == tried) continue;
+      tried = blocks;
+      auto once = [&]() { launchSkinnyGemm(x, w, y, m, n, k, outF32, blocks, skinny_, stream); };
+      once();
+      if (faster(timer.ms(stream, once))) p.skinnyBlocks = blocks;
     }
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   p.tuned = true;
 }
 
@@ -104,10 +183,26 @@ void Gemm::run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool 
     launchGemv(x, w, y, m, n, k, outF32, stream);
     return;
   }
-  const Plan& p = plan(m, n, k, outF32);
-  const float alpha = 1.f, beta = 0.f;
-  FERRUM_CUBLAS(cublasLtMatmul(handle_, p.desc, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo, workspace_,
-                               workspaceBytes_, stream));
+  Plan& p = plan(x, w, m, n, k, outF32);
+  if (p.skinnyBlocks > 0 && skinnyGemmSupports(x, w, m, k)) {
+    launchSkinnyGemm(x, w, y, m, n, k, outF32, p.skinnyBlocks, skinny_, stream);
+    return;
+  }
+  prepareCublas(p, m, n, k, outF32);
+  runCublas(p, x, w, y, stream);
+}
+
+void Gemm::runVia(GemmPath path, const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32,
+                  cudaStream_t stream) {
+  if (path == GemmPath::kAuto) {
+    run(x, w, y, m, n, k, outF32, stream);
+  } else if (path == GemmPath::kSkinny) {
+    launchSkinnyGemm(x, w, y, m, n, k, outF32, skinnyGemmBlocks(m, n, k, 0, skinny_), skinny_, stream);
+  } else if (m > 0) {
+    Plan& p = plan(x, w, m, n, k, outF32);
+    prepareCublas(p, m, n, k, outF32);
+    runCublas(p, x, w, y, stream);
+  }
 }
 
 }  // namespace ferrum

@@ -1,7 +1,9 @@
 // Every GEMM of the model: y[M,N] = x[M,K] · w[N,K]ᵀ with bf16 operands, f32 accumulation, and a bf16 or f32
-// output. Up to kGemvMaxRows rows go to the GEMV kernel (launchGemv), the rest to cuBLASLt, whose plans
-// (descriptors + an algorithm) are cached per shape: the heuristic's first choice, or the fastest of its
-// candidates for shapes tuned ahead of time (the decode-graph batch sizes).
+// output. Up to kGemvMaxRows rows go to the GEMV kernel (launchGemv); the rest to the skinny tensor-core kernel
+// (launchSkinnyGemm, kSkinnyMinRows..kSkinnyMaxRows rows) or cuBLASLt. Plans are cached per shape: untuned, a
+// shape takes the skinny kernel up to kSkinnyDefaultMaxRows rows and otherwise cuBLASLt's heuristic first
+// choice; a shape tuned ahead of time (the decode-graph batch sizes) takes the fastest of cuBLASLt's
+// candidates and the skinny kernel's grids.
 #pragma once
 
 #include <cublasLt.h>
@@ -10,39 +12,59 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include "kernels/gemm-skinny.h"
 #include "kernels/kernels.h"
 
 namespace ferrum {
 
+/** The most rows an untuned shape sends to the skinny kernel; more go to cuBLASLt. */
+constexpr int kSkinnyDefaultMaxRows = 16;
+
+/** Which implementation Gemm::runVia uses: run()'s choice, or one forced (verification and benchmarks). */
+enum class GemmPath { kAuto, kCublas, kSkinny };
+
 class Gemm {
  public:
-  /** `workspace` is device memory of `workspaceBytes`, owned by the caller. */
+  /**
+   * `workspace` is device memory of `workspaceBytes` (more than 32 KiB), owned by the caller and used by one
+   * stream at a time. Its first 16 KiB hold the skinny kernel's split-K counters for the Gemm's lifetime.
+   */
   Gemm(void* workspace, size_t workspaceBytes);
   ~Gemm();
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
 
   void run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream);
+  /** `run` through `path`; kSkinny throws outside skinnyGemmSupports. */
+  void runVia(GemmPath path, const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32,
+              cudaStream_t stream);
   /**
-   * Time the heuristic's candidate algorithms for this shape on `stream` (with these operands, whose
-   * contents are overwritten) and keep the fastest for later runs. Synchronizes: never call while capturing.
+   * Time the heuristic's candidate algorithms and the skinny kernel for this shape on `stream` (with these
+   * operands, whose contents are overwritten) and keep the fastest for later runs. Synchronizes: never call
+   * while capturing.
    */
   void tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream);
 
  private:
   struct Plan {
+    // cuBLASLt descriptors, created on first use (desc null until then).
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
+    int skinnyBlocks = 0;  // > 0: the skinny kernel runs this shape with this grid
     bool tuned = false;
   };
-  Plan& plan(int m, int n, int k, bool outF32);
+  Plan& plan(const bf16* x, const bf16* w, int m, int n, int k, bool outF32);
+  /** Creates `p`'s cuBLASLt descriptors and the heuristic's first algorithm if not yet done. */
+  void prepareCublas(Plan& p, int m, int n, int k, bool outF32);
+  void runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaStream_t stream);
   /** Up to `max` of the heuristic's algorithms for `p`'s shape, best guess first. */
   int candidates(const Plan& p, cublasLtMatmulHeuristicResult_t* results, int max) const;
 
   cublasLtHandle_t handle_ = nullptr;
-  void* workspace_;
+  void* workspace_;  // cuBLASLt's, after the counters; the skinny partials share it (stream-ordered scratch)
   size_t workspaceBytes_;
+  SkinnyWorkspace skinny_{};
   std::unordered_map<uint64_t, Plan> plans_;
 };
 

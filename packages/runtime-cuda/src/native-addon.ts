@@ -122,6 +122,17 @@ export interface NativeExecutor {
   info(): NativeExecutorInfo;
 }
 
+/** Which implementation `runGemm` uses: native Gemm's choice for an untuned shape, its choice after tuning the shape, or one forced. */
+export type NativeGemmPath = 'auto' | 'tuned' | 'cublas' | 'skinny';
+
+/** What `runGemm` returns. */
+export interface NativeGemmRun {
+  /** y [m][n], row-major; a bf16 output is widened to f32 (exactly). */
+  readonly output: Float32Array;
+  /** Median seconds of the timed runs, each started with the weights cold in L2; 0 when none were asked for. */
+  readonly medianSeconds: number;
+}
+
 /** Everything the `.node` file exports. Nothing but this module touches the addon. */
 export interface NativeAddon {
   probe(): Promise<NativeProbe>;
@@ -130,6 +141,22 @@ export interface NativeAddon {
   measureBandwidth(bytes: number, iterations: number, device: number): number;
   /** bf16 m×n×k cuBLASLt product rate in FLOP/s; blocks the calling thread. */
   measureGemmRate(m: number, n: number, k: number, iterations: number, device: number): number;
+  /**
+   * Verification and benchmark hook for native Gemm (test/gpu-gemm.test.ts): y = x · wᵀ with x [m][k] and
+   * w [n][k] given as bf16 bits (row-major), f32 accumulation, an f32 (`outF32`) or bf16 output, run through
+   * `path` on fresh device buffers; `iterations` > 0 also times that many runs. Blocks the calling thread.
+   */
+  runGemm(
+    path: NativeGemmPath,
+    x: Uint16Array,
+    w: Uint16Array,
+    m: number,
+    n: number,
+    k: number,
+    outF32: boolean,
+    iterations: number,
+    device: number,
+  ): NativeGemmRun;
 }
 
 /** The addon, or why it could not be loaded. */

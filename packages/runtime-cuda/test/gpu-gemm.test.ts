@@ -1,0 +1,157 @@
+// The skinny tensor-core GEMM (native/kernels/gemm-skinny.cu) against an f64 product computed here from the
+// same bf16 inputs, at the decode row counts it serves (one row tile of 8, 16, 32 and 64, full and partial) on
+// Qwen3-4B's projection shapes (o_proj, qkv, gate|up, down) and tiny ones whose n is not a multiple of the
+// 128-output tile and whose k is not a multiple of the 64-element chunk, for f32 and bf16 outputs. Also: its
+// split-K reduction gives the same bits run to run (and after repeated launches reuse its counters), and the
+// cuBLASLt, untuned and tuned paths of the same hook meet the same reference.
+import { seededRandom } from '@ferrum/types';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadNativeAddon, type NativeAddon, type NativeGemmPath } from '../src/native-addon.js';
+import { cudaAvailability } from './support.js';
+
+const { available, reason } = await cudaAvailability();
+const addon: NativeAddon | null = available ? loadNativeAddon().addon : null;
+
+const ROWS = [3, 4, 7, 8, 9, 16, 33, 64];
+const SHAPES = [
+  { n: 2560, k: 4096, maxRows: 64 },
+  { n: 6144, k: 2560, maxRows: 64 },
+  { n: 19456, k: 2560, maxRows: 16 },
+  { n: 2560, k: 9728, maxRows: 64 },
+  { n: 72, k: 64, maxRows: 64 },
+  { n: 200, k: 136, maxRows: 64 },
+];
+
+// Tolerance of an output element: |got − ref| ≤ ROUNDING·|ref| (bf16 outputs only) + ACCUMULATION·rms(ref).
+// - Rounding to a bf16 (8-bit significand) to nearest moves a value by at most half an ulp, 2^-8 of it.
+// - f32 accumulation: tensor cores add each k16 step's products into f32, the kernel then sums up to k/16 = 608
+//   steps and a few split-K partials in f32. Each addition errs by at most 2^-24 of a running sum, and running
+//   sums stay of the order of the outputs' rms (random signs), so even errors that all lean one way (truncating
+//   adders) stay under 608 · 2^-23 ≈ 7e-5 of the rms; 1e-3 leaves a margin of over 10.
+// A real fault is far larger: one 8-element piece of k dropped or counted twice moves an output by ~√8 · E|x·w|
+// ≈ 0.9 here, 6% of the rms at k = 2560 (inputs uniform in [-1, 1), so rms ≈ √k / 3).
+const ROUNDING = 2 ** -8;
+const ACCUMULATION = 1e-3;
+
+interface Case {
+  readonly x: Uint16Array;
+  readonly w: Uint16Array;
+  /** f64 x · wᵀ for every row of x, [rows][n]. */
+  readonly reference: Float64Array;
+}
+
+/** Uniform bf16 values in [-1, 1) as bits, and their exact values. */
+function bf16Values(count: number, random: () => number): { bits: Uint16Array; values: Float32Array } {
+  const values = new Float32Array(count);
+  for (let i = 0; i < count; i++) values[i] = 2 * random() - 1;
+  const words = new Uint32Array(values.buffer);
+  const bits = new Uint16Array(count);
+  for (let i = 0; i < count; i++) {
+    bits[i] = words[i]! >>> 16; // truncation: any bf16 will do, what matters is that values[i] is exactly it
+    words[i] = bits[i]! << 16;
+  }
+  return { bits, values };
+}
+
+function makeCase(rows: number, n: number, k: number, seed: number): Case {
+  const random = seededRandom(seed);
+  const x = bf16Values(rows * k, random);
+  const w = bf16Values(n * k, random);
+  const reference = new Float64Array(rows * n);
+  for (let col = 0; col < n; col++) {
+    const wRow = w.values.subarray(col * k, (col + 1) * k);
+    for (let row = 0; row < rows; row++) {
+      const xRow = x.values.subarray(row * k, (row + 1) * k);
+      let sum = 0; // products of two bf16 are exact in f64, and so are sums this short of 2^53 ulps
+      for (let i = 0; i < k; i++) sum += xRow[i]! * wRow[i]!;
+      reference[row * n + col] = sum;
+    }
+  }
+  return { x: x.bits, w: w.bits, reference };
+}
+
+/** Elements outside the tolerance, with the worst one, for the assertion message. */
+function mismatches(got: Float32Array, reference: Float64Array, outF32: boolean): string {
+  let squares = 0;
+  for (const r of reference) squares += r * r;
+  const rms = Math.sqrt(squares / reference.length);
+  let bad = 0;
+  let worst = '';
+  let worstExcess = 0;
+  for (let i = 0; i < reference.length; i++) {
+    const error = Math.abs(got[i]! - reference[i]!);
+    const allowed = (outF32 ? 0 : ROUNDING) * Math.abs(reference[i]!) + ACCUMULATION * rms;
+    if (!(error <= allowed)) {
+      bad++;
+      if (!(error - allowed <= worstExcess)) {
+        worstExcess = error - allowed;
+        worst = ` (worst: element ${i}, got ${got[i]}, reference ${reference[i]}, allowed ±${allowed})`;
+      }
+    }
+  }
+  return bad === 0 ? 'none' : `${bad} of ${reference.length}${worst}`;
+}
+
+function run(
+  path: NativeGemmPath,
+  c: Case,
+  m: number,
+  n: number,
+  k: number,
+  outF32: boolean,
+  iterations = 0,
+) {
+  return addon!.runGemm(path, c.x.subarray(0, m * k), c.w, m, n, k, outF32, iterations, 0).output;
+}
+
+function sameBits(a: Float32Array, b: Float32Array): boolean {
+  const wa = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const wb = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  return wa.length === wb.length && wa.every((word, i) => word === wb[i]);
+}
+
+describe.skipIf(!addon)(
+  `cuda: skinny GEMM equals an f64 reference${addon ? '' : ` (skipped: ${reason})`}`,
+  () => {
+    describe.each(SHAPES)('n $n, k $k', ({ n, k, maxRows }) => {
+      const rows = ROWS.filter((m) => m <= maxRows);
+      let c: Case;
+      beforeAll(() => {
+        c = makeCase(maxRows, n, k, n * 31 + k);
+      });
+
+      it.each(rows)('%i rows, f32 and bf16 outputs', (m) => {
+        for (const outF32 of [true, false]) {
+          const got = run('skinny', c, m, n, k, outF32);
+          expect(mismatches(got, c.reference.subarray(0, m * n), outF32), `outF32 ${outF32}`).toBe('none');
+        }
+      });
+    });
+
+    describe('paths and determinism (n 2560, k 4096)', () => {
+      const n = 2560;
+      const k = 4096;
+      let c: Case;
+      beforeAll(() => {
+        c = makeCase(33, n, k, 7);
+      });
+
+      it('gives the same bits run to run, and after launches that reuse its split-K counters', () => {
+        for (const m of [8, 33]) {
+          for (const outF32 of [true, false]) {
+            const first = run('skinny', c, m, n, k, outF32);
+            const again = run('skinny', c, m, n, k, outF32, 3);
+            expect(sameBits(first, again), `${m} rows, outF32 ${outF32}`).toBe(true);
+          }
+        }
+      });
+
+      it.each<NativeGemmPath>(['cublas', 'auto', 'tuned'])('the %s path meets the same reference', (path) => {
+        for (const m of [4, 33]) {
+          const got = run(path, c, m, n, k, false);
+          expect(mismatches(got, c.reference.subarray(0, m * n), false), `${m} rows`).toBe('none');
+        }
+      });
+    });
+  },
+);
