@@ -22,6 +22,7 @@
 #include "../cuda-check.h"
 #include "attention-prefill.h"
 #include "device-math.cuh"
+#include "launch.cuh"
 #include "tensor-core.cuh"
 
 namespace ferrum {
@@ -71,6 +72,8 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   extern __shared__ __align__(16) unsigned char smemRaw[];
   bf16* qs = reinterpret_cast<bf16*>(smemRaw);
   bf16* kvBuffers = qs + kRows * kStride;  // buffer b: K at b × 2 × kKeys rows, V kKeys rows after it
+  waitForPriorGrids();
+  allowDependentLaunch();
 
   const int* tile = a.tiles + 4 * blockIdx.x;
   const int firstRow = tile[0], numRows = tile[1], kvStart = tile[2], kvLenFirst = tile[3];
@@ -283,6 +286,8 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
 // max(32, D) threads per (tile row, head); lane s of each warp holds split s's weight (numSplits ≤ 16), and
 // thread d sums dimension d with every load independent of the others.
 __global__ void prefillCombineKernel(PrefillAttentionArgs a) {
+  waitForPriorGrids();
+  allowDependentLaunch();
   const int* tile = a.tiles + 4 * (blockIdx.x / kRows);
   const int r = blockIdx.x % kRows;
   if (r >= tile[1]) return;
@@ -315,11 +320,11 @@ void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
         cudaFuncSetAttribute(prefillAttentionKernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     checkCuda(optIn, "prefillAttentionKernel shared memory");
   }
-  prefillAttentionKernel<D><<<dim3(a.numTiles, a.numHeads, a.numSplits), kThreads, bytes, stream>>>(a);
-  FERRUM_LAUNCHED("prefillAttentionKernel");
+  launchKernel("prefillAttentionKernel", prefillAttentionKernel<D>, dim3(a.numTiles, a.numHeads, a.numSplits),
+               kThreads, bytes, stream, a);
   if (a.numSplits > 1) {
-    prefillCombineKernel<<<dim3(a.numTiles * kRows, a.numHeads), D < 32 ? 32 : D, 0, stream>>>(a);
-    FERRUM_LAUNCHED("prefillCombineKernel");
+    launchKernel("prefillCombineKernel", prefillCombineKernel, dim3(a.numTiles * kRows, a.numHeads), D < 32 ? 32 : D,
+                 0, stream, a);
   }
 }
 
