@@ -28,7 +28,7 @@ int ModelRunner::graphSplits(int bucket) const {
       .numSplits;
 }
 
-bool ModelRunner::stageDecodeGraph(const StepView& v) {
+bool ModelRunner::stageDecodeGraph(const StepView& v, StepLayout& L, int* w) {
   const int B = v.numSeqs;
   const int bucket = graphBucket(B);
   const size_t S = static_cast<size_t>(B);
@@ -47,7 +47,6 @@ bool ModelRunner::stageDecodeGraph(const StepView& v) {
   const size_t K = static_cast<size_t>(v.kvIndptr.data[B]);
   if (K + 1 > capacity_.kvIndices) return false;
 
-  StepLayout& L = layout_;
   const size_t P = static_cast<size_t>(bucket);
   L.numTokens = B;
   L.numSeqs = B;
@@ -71,7 +70,6 @@ bool ModelRunner::stageDecodeGraph(const StepView& v) {
   L.adjIds = L.adjPre = L.adjPost = L.adjFlags = L.allowedIds = L.kvIndices;  // empty sections: never read
   L.words = L.kvIndices + K + 1;
 
-  int* w = hostUpload_.as<int>();
   std::memcpy(w + L.tokenIds, v.tokenIds.data, S * 4);
   std::memcpy(w + L.positions, v.positions.data, S * 4);
   std::memcpy(w + L.slotMapping, v.slotMapping.data, S * 4);

@@ -89,9 +89,12 @@ void ModelRunner::allocateWorkspaces() {
   const size_t rowSplits = std::max<size_t>(static_cast<size_t>(config_.maxBatchSeqs) * kMaxSplits, 64);
   partial_ = DeviceBuffer(rowSplits * s.numHeads * (s.headDim + 2) * sizeof(float));
   output_ = DeviceBuffer(2 * rows * sizeof(int));
-  hostOutput_ = PinnedBuffer(2 * rows * sizeof(int), false);
   hostLogits_ = PinnedBuffer(rows * s.vocabSize * sizeof(float), false);
-  layout_.hostLogitRows.reserve(rows);
+  for (StagedStep& step : staged_) {
+    step.output = PinnedBuffer(2 * rows * sizeof(int), false);
+    step.layout.hostLogitRows.reserve(rows);
+  }
+  lastDeviceSampled_.assign(rows, 0);
 }
 
 // Profile-then-allocate: everything else is in place, so free memory now is what the pool may take.
@@ -139,7 +142,7 @@ void ModelRunner::allocateKvPools() {
                                          2 * numSlots_ + capacity_.tokens));
   capacity_.adjustments = capacity_.kvIndices + capacity_.sampleRows * 1024;
   capacity_.allowed = capacity_.sampleRows * 4096;
-  hostUpload_ = PinnedBuffer(capacity_.words() * 4, false);
+  for (StagedStep& step : staged_) step.upload = PinnedBuffer(capacity_.words() * 4, false);
   upload_ = DeviceBuffer(capacity_.words() * 4);
   adjSaved_ = DeviceBuffer(capacity_.adjustments * sizeof(float));
   const size_t transferCapacity = 2 * std::max(numSlots_, numHostSlots_);

@@ -58,14 +58,20 @@ class ModelRunner {
   ModelRunner(const ModelRunner&) = delete;
   ModelRunner& operator=(const ModelRunner&) = delete;
 
-  /** JS thread: validate `view` and pack it into the pinned upload buffer. Throws NativeError. */
-  void stage(const StepView& view);
-  /** Worker thread: run the staged step; returns once its outputs are in pinned host memory. */
-  void execute();
-  /** After execute(): the staged step's layout and outputs (pinned host memory, valid until the next stage). */
-  const StepLayout& layout() const { return layout_; }
-  const int* sampledTokens() const { return hostOutput_.as<int>(); }
-  const float* sampledLogprobs() const { return hostOutput_.as<float>() + config_.maxSampleRows; }
+  /**
+   * JS thread: validate `view` and pack it into one of the two staging areas; returns which. `afterInFlight`:
+   * another step is staged and not yet completed (overlap scheduling), so this one may not ask for host logits
+   * (one host logits buffer). Throws NativeError.
+   */
+  int stage(const StepView& view, bool afterInFlight);
+  /** Worker thread: run the step staged in `staged`; returns once its outputs are in pinned host memory. */
+  void execute(int staged);
+  /** After execute(staged): its layout and outputs (pinned host memory, valid until that area is staged again). */
+  const StepLayout& layout(int staged) const { return staged_[staged].layout; }
+  const int* sampledTokens(int staged) const { return staged_[staged].output.as<int>(); }
+  const float* sampledLogprobs(int staged) const {
+    return staged_[staged].output.as<float>() + config_.maxSampleRows;
+  }
   const float* hostLogits() const { return hostLogits_.as<float>(); }
 
   /** Validate a slot transfer (any thread). Throws NativeError. */
@@ -98,7 +104,11 @@ class ModelRunner {
   /** Decode-graph bucket for `numSeqs` single-token rows, or 0 when graphs are off or it is too large. */
   int graphBucket(int numSeqs) const;
   /** Pack a pure-decode step at the fixed offsets of its bucket's graph; false when it does not fit one. */
-  bool stageDecodeGraph(const StepView& view);
+  bool stageDecodeGraph(const StepView& view, StepLayout& layout, int* words);
+  /** Pack a step of any shape (after stage()'s checks) into `words`. */
+  void stagePacked(const StepView& view, StepLayout& layout, int* words);
+  /** Check `view.previous*` against the step staged before it and point those rows at its samples. */
+  void stagePreviousTokens(const StepView& view, const StepLayout& layout, int* words) const;
   /** The executable graph of `bucket`, captured on first use from the staged (graph-layout) step. */
   cudaGraphExec_t decodeGraph(int bucket);
   /** Pick the fastest cuBLASLt algorithm of every GEMM shape a step of `rows` tokens runs (before capture). */
@@ -115,13 +125,27 @@ class ModelRunner {
   int numSms_ = 0;
   uint64_t numSlots_ = 0, numHostSlots_ = 0;
   StepCapacity capacity_;
-  StepLayout layout_;
+  /**
+   * A staged step: its packed upload, layout, and sampled tokens and logprobs. Two, used in turn, so the JS
+   * thread stages step N + 1 while the worker runs step N; the device upload buffer is one (the copies are
+   * stream-ordered).
+   */
+  struct StagedStep {
+    PinnedBuffer upload, output;
+    StepLayout layout;
+  };
+  StagedStep staged_[2];
+  int nextStaged_ = 0;  // JS thread
+  int running_ = 0;     // worker thread: the staged step execute() runs
+  // The last staged step's samples, for the next step's previous tokens: count, and which the device drew.
+  int lastNumSampled_ = 0;
+  std::vector<char> lastDeviceSampled_;
 
   DeviceBuffer arena_, invFreq_, gemmWorkspace_;
   DeviceBuffer residual_, hidden_, qkv_, attnOut_, gateUp_, act_, proj_, sampledHidden_, logits_, partial_;
   DeviceBuffer kPool_, vPool_;
   PinnedBuffer hostK_, hostV_;
-  PinnedBuffer hostUpload_, hostOutput_, hostLogits_, hostKvIndices_;
+  PinnedBuffer hostLogits_, hostKvIndices_;
   DeviceBuffer upload_, output_, adjSaved_, kvIndices_;
   std::unique_ptr<Gemm> gemm_;
   std::vector<int> buckets_;                      // ascending decode-graph batch sizes

@@ -43,6 +43,12 @@ StepView parseStep(const Napi::Object& b) {
     v.allowedOffsets = ints(s, "allowedOffsets");
     v.allowedIds = ints(s, "allowedIds");
   }
+  Napi::Value previous = b.Get("previousTokens");
+  if (previous.IsObject()) {
+    Napi::Object p = previous.As<Napi::Object>();
+    v.previousRows = ints(p, "rows");
+    v.previousSampleIndices = ints(p, "sampleIndices");
+  }
   return v;
 }
 
@@ -109,7 +115,7 @@ void NativeExecutor::submit(Napi::Env env, Napi::Promise::Deferred deferred, std
 
 void NativeExecutor::complete(Napi::Env env, Completion* c) {
   Napi::HandleScope scope(env);
-  if (c->isForward) forwardInFlight_ = false;
+  if (c->isForward) forwardsInFlight_--;
   if (c->errorCode.empty()) {
     c->deferred.Resolve(c->value ? c->value(env) : env.Undefined());
   } else {
@@ -126,31 +132,34 @@ void NativeExecutor::complete(Napi::Env env, Completion* c) {
 Napi::Value NativeExecutor::Forward(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
+  int staged = 0;
   try {
     if (disposed_) throw NativeError("invalid_argument", "forward: the executor is disposed");
-    if (forwardInFlight_) throw NativeError("invalid_argument", "forward: a step is already in flight");
+    // Two staging areas: step N + 1 may be staged while step N runs (overlap scheduling), no further.
+    if (forwardsInFlight_ >= 2) throw NativeError("invalid_argument", "forward: two steps are already in flight");
     if (info.Length() < 1 || !info[0].IsObject()) throw NativeError("invalid_argument", "forward: batch must be an object");
-    runner_->stage(parseStep(info[0].As<Napi::Object>()));
+    staged = runner_->stage(parseStep(info[0].As<Napi::Object>()), forwardsInFlight_ > 0);
   } catch (const NativeError& e) {
     deferred.Reject(makeError(env, e.code(), e.what()).Value());
     return deferred.Promise();
   }
-  forwardInFlight_ = true;
+  forwardsInFlight_++;
   ModelRunner* runner = runner_.get();
-  submit(env, deferred, [runner] { runner->execute(); }, [this](Napi::Env e) { return forwardResult(e); }, true);
+  submit(env, deferred, [runner, staged] { runner->execute(staged); },
+         [this, staged](Napi::Env e) { return forwardResult(e, staged); }, true);
   return deferred.Promise();
 }
 
-Napi::Value NativeExecutor::forwardResult(Napi::Env env) {
-  const StepLayout& L = runner_->layout();
+Napi::Value NativeExecutor::forwardResult(Napi::Env env, int staged) {
+  const StepLayout& L = runner_->layout(staged);
   const size_t S = static_cast<size_t>(L.numSampled);
   const size_t V = static_cast<size_t>(runner_->shape().vocabSize);
   Napi::Object result = Napi::Object::New(env);
   Napi::Int32Array tokens = Napi::Int32Array::New(env, S);
   if (L.sampling) {
-    std::memcpy(tokens.Data(), runner_->sampledTokens(), S * sizeof(int));
+    std::memcpy(tokens.Data(), runner_->sampledTokens(staged), S * sizeof(int));
     Napi::Float32Array logprobs = Napi::Float32Array::New(env, S);
-    std::memcpy(logprobs.Data(), runner_->sampledLogprobs(), S * sizeof(float));
+    std::memcpy(logprobs.Data(), runner_->sampledLogprobs(staged), S * sizeof(float));
     result.Set("logprobs", logprobs);
   } else {
     for (size_t i = 0; i < S; i++) tokens[i] = -1;

@@ -34,7 +34,7 @@ class NativeExecutor : public Napi::ObjectWrap<NativeExecutor> {
   Napi::Value Info(const Napi::CallbackInfo& info);
 
   Napi::Value transfer(const Napi::CallbackInfo& info, KvTransfer kind);
-  Napi::Value forwardResult(Napi::Env env);
+  Napi::Value forwardResult(Napi::Env env, int staged);
   /** Queue `work`; the promise of `deferred` settles with `value(env)` or the error `work` threw. */
   void submit(Napi::Env env, Napi::Promise::Deferred deferred, std::function<void()> work,
               std::function<Napi::Value(Napi::Env)> value, bool isForward);
@@ -45,7 +45,7 @@ class NativeExecutor : public Napi::ObjectWrap<NativeExecutor> {
   std::unique_ptr<TaskQueue> queue_;
   Napi::ThreadSafeFunction completions_;
   int pending_ = 0;
-  bool forwardInFlight_ = false;
+  int forwardsInFlight_ = 0;
   bool disposed_ = false;
 };
 

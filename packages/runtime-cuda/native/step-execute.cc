@@ -16,12 +16,13 @@ size_t ModelRunner::partialRowSplits() const {
   return partial_.bytes() / (sizeof(float) * s.numHeads * (s.headDim + 2));
 }
 
-void ModelRunner::execute() {
+void ModelRunner::execute(int staged) {
   FERRUM_CUDA(cudaSetDevice(config_.device));
-  const StepLayout& L = layout_;
+  running_ = staged;
+  const StepLayout& L = staged_[staged].layout;
   const ModelShape& s = config_.shape;
   FERRUM_CUDA(cudaEventRecord(stepStart_, stream_));
-  FERRUM_CUDA(cudaMemcpyAsync(upload_.as(), hostUpload_.as(), L.words * 4, cudaMemcpyHostToDevice, stream_));
+  FERRUM_CUDA(cudaMemcpyAsync(upload_.as(), staged_[staged].upload.as(), L.words * 4, cudaMemcpyHostToDevice, stream_));
   const int* upload = upload_.as<int>();
   cudaGraphExec_t graph = L.graphBucket > 0 ? decodeGraph(L.graphBucket) : nullptr;
   if (graph != nullptr) {
@@ -44,7 +45,7 @@ void ModelRunner::execute() {
     if (L.numSampled > 0) runHead(upload, L.numSampled);
   }
   if (L.sampling && L.numSampled > 0) {
-    FERRUM_CUDA(cudaMemcpyAsync(hostOutput_.as(), output_.as(), 2 * config_.maxSampleRows * sizeof(int),
+    FERRUM_CUDA(cudaMemcpyAsync(staged_[staged].output.as(), output_.as(), 2 * config_.maxSampleRows * sizeof(int),
                                 cudaMemcpyDeviceToHost, stream_));
   }
   FERRUM_CUDA(cudaEventRecord(stepEnd_, stream_));
@@ -57,14 +58,15 @@ void ModelRunner::execute() {
 
 void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPlan& plan) {
   const ModelShape& s = config_.shape;
-  const StepLayout& L = layout_;
+  const StepLayout& L = staged_[running_].layout;
   const int T = numTokens;
   bf16* residual = residual_.as<bf16>();
   bf16* hidden = hidden_.as<bf16>();
   bf16* proj = proj_.as<bf16>();
   const size_t layerPool = numSlots_ * s.kvDim();
 
-  launchEmbedding(weight(config_.embedOffset), upload + L.tokenIds, residual, T, s.hiddenSize, stream_);
+  launchEmbedding(weight(config_.embedOffset), upload + L.tokenIds, output_.as<int>(), residual, T, s.hiddenSize,
+                  stream_);
   for (int l = 0; l < s.numLayers; l++) {
     const LayerOffsets& w = config_.layers[l];
     // Layer l > 0 first adds the previous layer's MLP output into the residual stream.
@@ -143,7 +145,7 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
 
 void ModelRunner::runHead(const int* upload, int numSampled) {
   const ModelShape& s = config_.shape;
-  const StepLayout& L = layout_;
+  const StepLayout& L = staged_[running_].layout;
   const int S = numSampled;
   const size_t V = static_cast<size_t>(s.vocabSize);
   // The last MLP output joins the residual only for the rows that are sampled.

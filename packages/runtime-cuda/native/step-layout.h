@@ -29,6 +29,8 @@ struct StepView {
   bool hasSampling = false;
   Span<float> rowFloats, adjPre, adjPost;
   Span<int> rowInts, adjOffsets, adjIds, adjFlags, allowedOffsets, allowedIds;
+  // ForwardBatch.previousTokens: row previousRows[i] takes the previous step's sample previousSampleIndices[i].
+  Span<int> previousRows, previousSampleIndices;
 };
 
 /** Upper bounds of a step, fixed at load. */

@@ -39,7 +39,24 @@ void checkOffsets(const char* name, const Span<int>& offsets, size_t rows, size_
 
 }  // namespace
 
-void ModelRunner::stage(const StepView& v) {
+// Previous-token rows are packed as -1 - sample index in tokenIds: the embedding kernel reads those from
+// the device's sampled-token buffer, which still holds the previous step's samples when this step starts.
+void ModelRunner::stagePreviousTokens(const StepView& v, const StepLayout& L, int* words) const {
+  const size_t count = v.previousRows.size;
+  if (v.previousSampleIndices.size != count) invalid("previousTokens.rows and .sampleIndices differ in length");
+  checkRange("previousTokens.rows", v.previousRows.data, count, v.numTokens);
+  checkRange("previousTokens.sampleIndices", v.previousSampleIndices.data, count, lastNumSampled_);
+  for (size_t i = 0; i < count; i++) {
+    const int index = v.previousSampleIndices.data[i];
+    if (!lastDeviceSampled_[index]) {
+      invalid("previousTokens.sampleIndices[" + std::to_string(i) + "] = " + std::to_string(index) +
+              " was not sampled on the device in the previous step");
+    }
+    words[L.tokenIds + v.previousRows.data[i]] = -1 - index;
+  }
+}
+
+int ModelRunner::stage(const StepView& v, bool afterInFlight) {
   const size_t T = static_cast<size_t>(v.numTokens), B = static_cast<size_t>(v.numSeqs), S = v.sampleRows.size;
   if (v.numTokens < 0 || T > capacity_.tokens) invalid("numTokens " + std::to_string(v.numTokens) + " exceeds maxBatchTokens");
   if (v.numSeqs < 0 || B > capacity_.seqs) invalid("numSeqs " + std::to_string(v.numSeqs) + " exceeds maxBatchSeqs");
@@ -59,15 +76,33 @@ void ModelRunner::stage(const StepView& v) {
   for (size_t i = 0; i < T; i++) {
     if (v.positions.data[i] < 0) invalid("positions must be non-negative");
   }
+  bool hostLogits = S > 0 && !v.hasSampling;
+  if (v.hasSampling) {
+    needLength("sampling.rowInts", v.rowInts.size, 4 * S);
+    for (size_t r = 0; r < S; r++) hostLogits = hostLogits || (v.rowInts.data[4 * r + 3] & kSampleSkip) != 0;
+  }
+  if (afterInFlight && hostLogits) invalid("a step with host logits cannot be staged while another step is in flight");
 
-  if (stageDecodeGraph(v)) return;
-  StepLayout& L = layout_;
+  const int turn = nextStaged_;
+  StepLayout& L = staged_[turn].layout;
+  int* words = staged_[turn].upload.as<int>();
+  if (!stageDecodeGraph(v, L, words)) stagePacked(v, L, words);
+  stagePreviousTokens(v, L, words);
+  // Committed: the next step's previous tokens refer to this one's samples.
+  nextStaged_ = 1 - turn;
+  lastNumSampled_ = v.hasSampling ? static_cast<int>(S) : 0;
+  for (size_t r = 0; r < S && v.hasSampling; r++) lastDeviceSampled_[r] = (v.rowInts.data[4 * r + 3] & kSampleSkip) == 0;
+  return turn;
+}
+
+void ModelRunner::stagePacked(const StepView& v, StepLayout& L, int* words) {
+  const size_t T = static_cast<size_t>(v.numTokens), B = static_cast<size_t>(v.numSeqs), S = v.sampleRows.size;
+  const size_t K = static_cast<size_t>(v.kvIndptr.data[B]);
   L.graphBucket = 0;
   L.numTokens = v.numTokens;
   L.numSeqs = v.numSeqs;
   L.numSampled = static_cast<int>(S);
   L.sampling = v.hasSampling;
-  int* words = hostUpload_.as<int>();
   size_t at = 0;
   auto put = [&](size_t& offset, const void* src, size_t count) {
     offset = at;

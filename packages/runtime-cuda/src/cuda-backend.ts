@@ -84,9 +84,11 @@ async function probeCuda(): Promise<BackendCapabilities> {
     freeMemoryBytes: probe.freeMemoryBytes,
     maxBatchTokens: CUDA_MAX_BATCH_TOKENS,
     deviceSampling: DEVICE_SAMPLING,
-    cudaGraphs: false,
+    // Decode steps replay CUDA graphs unless the model is loaded with enforceEager.
+    cudaGraphs: true,
     pagedAttention: true,
     tensorParallelSize: 1,
+    previousTokens: true,
     features: [sm, 'cublaslt'],
     backendOptions: {
       computeCapability: probe.computeCapability,

@@ -3,12 +3,13 @@ import { FerrumError, type ForwardBatch, type ForwardResult, type ModelInfo } fr
 import { CudaKvStorage } from './cuda-kv-storage.js';
 import type { NativeExecutor, NativeExecutorInfo } from './native-addon.js';
 import { native } from './native-error.js';
-import { SAMPLE_SKIP, SamplingPlanner } from './sampling-plan.js';
+import { NOTHING_TO_SAMPLE, SamplingPlanner } from './sampling-plan.js';
 
 /**
  * A model loaded by the CUDA backend. Each call enqueues work on the executor's native worker thread, in
  * call order (steps and KV transfers alike); the Promise settles after a CUDA event wait on that thread.
- * At most one forward may be in flight. The returned arrays belong to the caller.
+ * Two forwards may be in flight: the second is staged while the first runs (ForwardBatch.previousTokens).
+ * The returned arrays belong to the caller.
  */
 export class CudaModelExecutor implements ModelExecutor {
   readonly info: ModelInfo;
@@ -48,17 +49,16 @@ export class CudaModelExecutor implements ModelExecutor {
         numSeqs: batch.numSeqs,
         numTokens: batch.numTokens,
         sampling: packed,
+        previousTokens: batch.previousTokens,
       }),
     );
-    if (packed !== null) {
-      for (let r = 0; r < result.tokens.length; r++) {
-        if (result.tokens[r] < 0 && (packed.rowInts[r * 4 + 3] & SAMPLE_SKIP) === 0) {
-          throw new FerrumError(
-            'invalid_argument',
-            `sampled row ${r}: every token is masked, nothing is left to sample`,
-          );
-        }
-      }
+    // Read from the result, not from `packed`: the planner's arrays may already hold the next step's rows.
+    const empty = result.tokens.indexOf(NOTHING_TO_SAMPLE);
+    if (empty >= 0) {
+      throw new FerrumError(
+        'invalid_argument',
+        `sampled row ${empty}: every token is masked, nothing is left to sample`,
+      );
     }
     return result;
   }

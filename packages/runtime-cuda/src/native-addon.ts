@@ -87,9 +87,12 @@ export interface NativeBatch {
   readonly numSeqs: number;
   readonly numTokens: number;
   readonly sampling: NativeSampling | null;
+  /** ForwardBatch.previousTokens, as given. */
+  readonly previousTokens?: { readonly rows: Int32Array; readonly sampleIndices: Int32Array };
 }
 
 export interface NativeForwardResult {
+  /** Sampled tokens; -1 for rows not sampled on the device, NOTHING_TO_SAMPLE where every token was masked. */
   readonly tokens: Int32Array;
   readonly logprobs?: Float32Array;
   readonly logits?: Float32Array;

@@ -6,6 +6,8 @@ export const SAMPLE_GREEDY = 1;
 export const SAMPLE_PROCESSED_LOGPROBS = 2;
 export const SAMPLE_ALLOWED_ONLY = 4;
 export const SAMPLE_SKIP = 8;
+/** The device's token for a row whose every token was masked (kernels.h kNothingToSample). */
+export const NOTHING_TO_SAMPLE = -2;
 const ADJ_REPETITION = 1;
 const ADJ_BANNED = 2;
 

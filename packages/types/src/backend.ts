@@ -31,6 +31,11 @@ export interface BackendCapabilities {
   readonly cudaGraphs: boolean;
   readonly pagedAttention: boolean;
   readonly tensorParallelSize: number;
+  /**
+   * The runtime accepts `ForwardBatch.previousTokens`, and `forward()` may be called again before the previous
+   * call's Promise settles (steps run in call order). Absent: false.
+   */
+  readonly previousTokens?: boolean;
   /** SIMD or architecture features in use ("avx2", "avx512f", "sm_90a"). */
   readonly features: readonly string[];
   /** Backend-specific extras; never relied on by the engine. */

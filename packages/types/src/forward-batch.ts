@@ -50,6 +50,14 @@ export interface ForwardBatch {
   readonly numSeqs: number;
   /** Number of new tokens T. */
   readonly numTokens: number;
+  /**
+   * Rows whose input token the host does not know yet: row `rows[i]` takes the token this runtime sampled at
+   * sample index `sampleIndices[i]` (an index into that batch's `sampleRows`) in the previous `forward()` on the
+   * same executor, and its `tokenIds` entry is ignored. Only for runtimes whose capabilities say
+   * `previousTokens`; the previous forward must have sampled those indices on the runtime (not host-logit rows).
+   * The engine uses it to launch step N + 1 before step N's tokens reach the host (overlap scheduling).
+   */
+  readonly previousTokens?: { readonly rows: Int32Array; readonly sampleIndices: Int32Array };
 }
 
 /** What a runtime returns for a {@link ForwardBatch}. */

@@ -1,4 +1,5 @@
-// Token embedding lookup: one block per token, 16-byte copies (hidden sizes are multiples of 8).
+// Token embedding lookup: one block per token, 16-byte copies (hidden sizes are multiples of 8). An id -1 - i
+// is the token sampled at index i of the step before (ForwardBatch.previousTokens), read from the device.
 #include "../cuda-check.h"
 #include "kernels.h"
 #include "launch.cuh"
@@ -6,21 +7,25 @@
 namespace ferrum {
 namespace {
 
-__global__ void embeddingKernel(const bf16* table, const int* ids, bf16* out, int hidden) {
+__global__ void embeddingKernel(const bf16* table, const int* ids, const int* previous, bf16* out, int hidden) {
   waitForPriorGrids();
   allowDependentLaunch();
   const int t = blockIdx.x;
-  // SAFETY: ids were range-checked on the host before upload.
-  const uint4* src = reinterpret_cast<const uint4*>(table + static_cast<size_t>(ids[t]) * hidden);
+  // SAFETY: ids were range-checked on the host before upload; a previous sample is -1 (skipped row) or -2
+  // (nothing to sample) only when that step failed, and reads row 0 instead.
+  int id = ids[t];
+  if (id < 0) id = max(previous[-1 - id], 0);
+  const uint4* src = reinterpret_cast<const uint4*>(table + static_cast<size_t>(id) * hidden);
   uint4* dst = reinterpret_cast<uint4*>(out + static_cast<size_t>(t) * hidden);
   for (int i = threadIdx.x; i < hidden / 8; i += blockDim.x) dst[i] = src[i];
 }
 
 }  // namespace
 
-void launchEmbedding(const bf16* table, const int* ids, bf16* out, int numTokens, int hidden, cudaStream_t stream) {
+void launchEmbedding(const bf16* table, const int* ids, const int* previous, bf16* out, int numTokens, int hidden,
+                     cudaStream_t stream) {
   if (numTokens == 0) return;
-  launchKernel("embeddingKernel", embeddingKernel, numTokens, 128, 0, stream, table, ids, out, hidden);
+  launchKernel("embeddingKernel", embeddingKernel, numTokens, 128, 0, stream, table, ids, previous, out, hidden);
 }
 
 }  // namespace ferrum

@@ -27,8 +27,12 @@ void launchConvertToBf16(const void* src, SourceDtype dtype, bf16* dst, size_t c
 void launchFillUniform(bf16* dst, size_t count, uint64_t seed, float scale, cudaStream_t stream);
 void launchFillConstant(bf16* dst, size_t count, float value, cudaStream_t stream);
 
-/** out[t] = table[ids[t]]; rows of `hidden` elements. */
-void launchEmbedding(const bf16* table, const int* ids, bf16* out, int numTokens, int hidden, cudaStream_t stream);
+/**
+ * out[t] = table[ids[t]]; rows of `hidden` elements. ids[t] = -1 - i takes previous[i] (the last step's sampled
+ * tokens on the device, SamplingArgs.outTokens) as the id.
+ */
+void launchEmbedding(const bf16* table, const int* ids, const int* previous, bf16* out, int numTokens, int hidden,
+                     cudaStream_t stream);
 
 /**
  * Fused residual add + RMSNorm (Hugging Face rounding: the sum and the normalized value are rounded to bf16).
@@ -122,9 +126,10 @@ struct SamplingArgs {
   float* adjSaved;           // scratch: the raw logit of each adjusted id
   const int* allowedOffsets; // [S + 1] sorted allowed ids of rows with kSampleAllowedOnly
   const int* allowedIds;
-  int* outTokens;            // [S]
+  int* outTokens;            // [S]; -1 for skipped rows, kNothingToSample when every token was masked
   float* outLogprobs;        // [S]
 };
+constexpr int kNothingToSample = -2;
 constexpr int kSampleGreedy = 1;
 constexpr int kSampleProcessedLogprobs = 2;
 constexpr int kSampleAllowedOnly = 4;

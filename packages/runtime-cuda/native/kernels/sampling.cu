@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   const float max = blockReduce(localMax, Max(), floatScratch);
   if (max == -INFINITY) {  // every token masked: nothing to sample
     if (threadIdx.x == 0) {
-      a.outTokens[r] = -1;
+      a.outTokens[r] = kNothingToSample;
       a.outLogprobs[r] = NAN;
     }
     return;
