@@ -5,7 +5,7 @@
 # transformers comparisons of random-weight models of real shapes, a compute-sanitizer memcheck run, and
 # runtime-level first numbers. Logs go to $OUT.
 #   usage on the device (after `source .gpu/boot.sh`): bash scripts/gpu/run-all.sh [parts...]
-#   parts: build test chaos serve sweep compare memcheck bench speed (default: all but speed)
+#   parts: build test chaos serve sweep compare memcheck gemm bench speed (default: all but gemm and speed)
 #   env: FERRUM_EMBED_STD (token embedding std of the random models), FERRUM_COMPARE_MODELS (compare's
 #   list), FERRUM_SWEEP_DEPTHS (layer counts the sweep cuts Qwen3-4B at)
 set -uo pipefail
@@ -80,6 +80,11 @@ if has speed; then
   timeout 200 python3 scripts/gpu/bench_transformers.py .gpu-data/configs/qwen3-4b.json "$OUT/speed-transformers.json" \
     "${FERRUM_HF_NEW_TOKENS:-128}" > "$OUT/speed-transformers.log" 2>&1
   stamp transformers; grep -E "^transformers|Error" "$OUT/speed-transformers.log" | head
+fi
+if has gemm; then
+  # Decode GEMM paths side by side (GEMV, skinny tensor-core kernel, cuBLASLt, tuned) per layer product and M.
+  timeout 200 $tsx scripts/gpu/bench-gemm.ts "$OUT/gemm.json" > "$OUT/gemm.log" 2>&1
+  stamp gemm; grep -E "^\||ceiling|Error" "$OUT/gemm.log" | head -100
 fi
 if has bench; then
   # Runtime-level figures only (one executor, each by its floor): the quick part of bench-speed.ts.

@@ -1,0 +1,55 @@
+// Decode GEMM paths side by side on the device: for Qwen3-4B's four layer products and decode row counts M,
+// the median time of each path of native Gemm (GEMV at M <= 2, the skinny tensor-core kernel, cuBLASLt's
+// heuristic choice, the tuned winner), weights cold in L2, as weight-stream rates against the copy ceiling.
+//   usage: tsx scripts/gpu/bench-gemm.ts <out.json>
+import { writeFileSync } from 'node:fs';
+import { measureDeviceCeilings } from '../../packages/runtime-cuda/src/index.js';
+import { loadNativeAddon, type NativeGemmPath } from '../../packages/runtime-cuda/src/native-addon.js';
+
+const [outFile] = process.argv.slice(2);
+const load = loadNativeAddon();
+if (load.addon === null) throw new Error(`no CUDA addon: ${load.reason}`);
+const { addon } = load;
+const { bandwidthBytesPerSecond } = measureDeviceCeilings();
+
+const SHAPES = [
+  { name: 'qkv', n: 6144, k: 2560 },
+  { name: 'o', n: 2560, k: 4096 },
+  { name: 'gate|up', n: 19456, k: 2560 },
+  { name: 'down', n: 2560, k: 9728 },
+];
+const ROWS = [1, 2, 4, 8, 16, 32, 64];
+const ITERATIONS = 20;
+
+/** bf16 bits of small random values (|v| < 2^-4), so products stay finite. */
+function randomBf16(count: number, seed: number): Uint16Array {
+  const out = new Uint16Array(count);
+  let state = seed;
+  for (let i = 0; i < count; i++) {
+    state = (state * 1103515245 + 12345) >>> 0;
+    out[i] = 0x3c00 | ((state >>> 16) & 0x7f) | (state & 0x8000);
+  }
+  return out;
+}
+
+const rows: { shape: string; m: number; path: NativeGemmPath; us: number; ofCopy: number }[] = [];
+console.log(`copy ceiling ${(bandwidthBytesPerSecond / 1e9).toFixed(0)} GB/s`);
+console.log('| shape | M | path | µs | weight GB/s | of copy |');
+console.log('| --- | --- | --- | --- | --- | --- |');
+for (const { name, n, k } of SHAPES) {
+  const w = randomBf16(n * k, 7);
+  for (const m of ROWS) {
+    const x = randomBf16(m * k, 11 + m);
+    const paths: NativeGemmPath[] = m <= 2 ? ['auto'] : ['skinny', 'cublas', 'tuned', 'auto'];
+    for (const path of paths) {
+      const { medianSeconds } = addon.runGemm(path, x, w, m, n, k, false, ITERATIONS, 0);
+      const rate = (n * k * 2) / medianSeconds;
+      const ofCopy = rate / bandwidthBytesPerSecond;
+      rows.push({ shape: name, m, path, us: medianSeconds * 1e6, ofCopy });
+      console.log(
+        `| ${name} | ${m} | ${path} | ${(medianSeconds * 1e6).toFixed(1)} | ${(rate / 1e9).toFixed(0)} | ${(100 * ofCopy).toFixed(0)}% |`,
+      );
+    }
+  }
+}
+writeFileSync(outFile, JSON.stringify({ bandwidthBytesPerSecond, rows }, null, 1));
