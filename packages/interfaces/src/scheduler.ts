@@ -45,7 +45,11 @@ export interface SequenceUpdate {
  * previous step samples for the same sequence: row `rows[k]` of `batch.tokenIds` takes token
  * `sampleIndices[k]` of the previous step's `ForwardResult.tokens`. Until then the rows hold a valid
  * placeholder id (0). `Scheduler.complete(previous, tokens)` writes them, so a runtime may also read
- * them from the previous step's device-side tokens.
+ * them from the previous step's device-side tokens (`ForwardBatch.previousTokens`).
+ *
+ * The sampling record of such a row counts the placeholder among its `outputTokenIds` from the start (the
+ * last entry, written by `complete(previous)`): a step launched before that sees the same number of outputs
+ * as one launched after it, so seeded draws agree.
  */
 export interface StepPlaceholders {
   readonly rows: Int32Array;
@@ -73,7 +77,8 @@ export interface ScheduledStep {
   readonly seqIds: readonly string[];
   /**
    * Rows waiting for the previous step's sampled tokens; empty or absent when nothing was in flight.
-   * Such a step must run only after `complete(previous)` filled them.
+   * Such a step runs after `complete(previous)` filled them, or earlier on a runtime that takes them from
+   * the previous step's device-side samples (`ForwardBatch.previousTokens`).
    */
   readonly placeholders?: StepPlaceholders;
 }

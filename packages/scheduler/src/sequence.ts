@@ -139,12 +139,15 @@ export class Sequence {
   }
 
   /**
-   * Point the sampling record of batch buffer `parity` at the known outputs, before this sequence samples
-   * in a step built there, and again once the placeholder before that step's row is known.
+   * Point the sampling record of batch buffer `parity` at the outputs before the token this sequence samples
+   * in a step built there: the known ones, then the placeholder of the step in flight, if any. That slot of
+   * `tokens` is written when the step completes, so the record sees the token then; its length is right at
+   * once, because a runtime that takes the placeholder on the device reads the record before that (seeded
+   * draws depend on the number of outputs).
    */
   prepareRow(parity: number): RowSampling {
     const row = this.rows[parity];
-    row.outputTokenIds = this.tokens.subarray(this.numPromptTokens, this.numTokens);
+    row.outputTokenIds = this.tokens.subarray(this.numPromptTokens, this.numTokens + this.numPlaceholders);
     return row;
   }
 

@@ -39,10 +39,10 @@ export class StepPlan {
   readonly swapIn: KvSwapPlan[] = [];
   readonly swapOut: KvSwapPlan[] = [];
   readonly preempted: string[] = [];
-  /** Rows holding a placeholder, the sample index (of the step in flight) each takes, and its sequence. */
+  /** Rows holding a placeholder and the sample index (of the step in flight) each takes. */
   private readonly placeholderRows: Int32Array;
   private readonly placeholderSources: Int32Array;
-  private readonly placeholderSeqs: Sequence[] = [];
+  private numPlaceholderRows = 0;
 
   constructor(
     options: ResolvedSchedulerOptions,
@@ -78,7 +78,7 @@ export class StepPlan {
     this.swapIn.length = 0;
     this.swapOut.length = 0;
     this.preempted.length = 0;
-    this.placeholderSeqs.length = 0;
+    this.numPlaceholderRows = 0;
   }
 
   /** Whether `numTokens` new tokens of `seq` fit the token and kvIndices budgets. */
@@ -126,7 +126,7 @@ export class StepPlan {
 
   /** Placeholder rows of the batch and the sample index of the step in flight that each takes. */
   placeholders(): { readonly rows: Int32Array; readonly sampleIndices: Int32Array } {
-    const count = this.placeholderSeqs.length;
+    const count = this.numPlaceholderRows;
     return {
       rows: this.placeholderRows.subarray(0, count),
       sampleIndices: this.placeholderSources.subarray(0, count),
@@ -135,12 +135,11 @@ export class StepPlan {
 
   /**
    * The step in flight while this one was planned completed with `tokenIds`: write them into the
-   * placeholder rows and point those sequences' sampling records at their outputs, now one longer.
+   * placeholder rows. (Those sequences' sampling records already span the token, appended meanwhile.)
    */
   fillPlaceholders(tokenIds: Int32Array): void {
-    for (let k = 0; k < this.placeholderSeqs.length; k++) {
+    for (let k = 0; k < this.numPlaceholderRows; k++) {
       this.buffers.setToken(this.placeholderRows[k], tokenIds[this.placeholderSources[k]]);
-      this.placeholderSeqs[k].prepareRow(this.parity);
     }
   }
 
@@ -173,18 +172,18 @@ export class StepPlan {
     this.sampleBase[b] = this.sampleTargets.length;
     this.numSamples[b] = targets.length;
     seq.sampleIndex = this.sampleTargets.length;
-    seq.numPlaceholders++;
+    // Records are prepared before this step's own placeholder is counted: they span the outputs before it.
     for (const target of targets) {
       buffers.addSample(row, target.prepareRow(this.parity));
       this.sampleTargets.push(target);
     }
+    seq.numPlaceholders++;
   }
 
   private addPlaceholder(row: number, seq: Sequence): void {
-    const k = this.placeholderSeqs.length;
+    const k = this.numPlaceholderRows++;
     this.placeholderRows[k] = row;
     this.placeholderSources[k] = seq.sampleIndex;
-    this.placeholderSeqs.push(seq);
     this.buffers.setToken(row, PLACEHOLDER_TOKEN);
   }
 }

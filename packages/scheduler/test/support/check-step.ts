@@ -77,8 +77,7 @@ export function checkStep(step: ScheduledStep, ctx: StepCheckContext): void {
       );
     }
   }
-  // Records of rows after a placeholder see their outputs only once it is filled (checkResolved).
-  checkSamples(step, ctx, completes, (b) => !placeholderRows.has(batch.qIndptr[b + 1] - 1));
+  checkSamples(step, ctx, completes, (b) => placeholderRows.has(batch.qIndptr[b + 1] - 1));
 }
 
 /**
@@ -141,14 +140,16 @@ function ownerOf(step: ScheduledStep, row: number): number {
 }
 
 /**
- * Sampled rows are exactly the last rows of the sequences that complete, with matching sampling records
- * (their outputs checked for the sequences `checkOutputs` accepts).
+ * Sampled rows are exactly the last rows of the sequences that complete, with matching sampling records.
+ * The record of a row after a placeholder (`pending(b)`) already counts it among the outputs (a runtime
+ * reading placeholders on the device may read the record before it is filled, and seeded draws depend on
+ * the count); it sees its value once filled (checkResolved).
  */
 function checkSamples(
   step: ScheduledStep,
   ctx: StepCheckContext,
   completes: readonly boolean[],
-  checkOutputs: (b: number) => boolean,
+  pending: (b: number) => boolean,
 ): void {
   const { batch } = step;
   const S = batch.sampleRows.length;
@@ -167,9 +168,10 @@ function checkSamples(
     const seqId = step.seqIds[b];
     expect(Number.isInteger(record.seed) && record.seed >= 0 && record.seed < 2 ** 32, 'seed is a u32');
     expect(sameTokens(record.promptTokenIds, ctx.promptOf(seqId)), `${seqId}: sampling prompt`);
-    if (!checkOutputs(b)) continue;
-    const tokens = ctx.tokensOf(seqId);
-    expect(sameTokens(record.outputTokenIds, tokens.slice(ctx.promptOf(seqId).length)), `${seqId}: outputs`);
+    const outputs = ctx.tokensOf(seqId).slice(ctx.promptOf(seqId).length);
+    const known = pending(b) ? record.outputTokenIds.subarray(0, outputs.length) : record.outputTokenIds;
+    expect(sameTokens(known, outputs), `${seqId}: outputs`);
+    expect(record.outputTokenIds.length === outputs.length + (pending(b) ? 1 : 0), `${seqId}: output count`);
   }
   for (let b = 0; b < completes.length; b++) {
     expect(!completes[b] || sampledSeqs.has(b), `${step.seqIds[b]} completes without a sampled row`);
