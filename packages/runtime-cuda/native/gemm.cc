@@ -89,16 +89,13 @@ int Gemm::candidates(const Plan& p, cublasLtMatmulHeuristicResult_t* results, in
   return status == CUBLAS_STATUS_SUCCESS ? count : 0;
 }
 
-Gemm::Plan& Gemm::plan(const bf16* x, const bf16* w, int m, int n, int k, bool outF32) {
+Gemm::Plan& Gemm::plan(int m, int n, int k, bool outF32) {
   const uint64_t key = (static_cast<uint64_t>(m) << 42) ^ (static_cast<uint64_t>(n) << 21) ^
                        static_cast<uint64_t>(k) ^ (outF32 ? (1ull << 63) : 0ull);
   auto found = plans_.find(key);
   if (found != plans_.end()) return found->second;
-  Plan p;
-  if (m <= kSkinnyDefaultMaxRows && skinnyGemmSupports(x, w, m, k)) {
-    p.skinnyBlocks = skinnyGemmBlocks(m, n, k, 0, skinny_);
-  }
-  return plans_.emplace(key, p).first->second;
+  // Untuned shapes take cuBLASLt's heuristic choice (see kernels/gemm-skinny.h for the measurement).
+  return plans_.emplace(key, Plan{}).first->second;
 }
 
 void Gemm::prepareCublas(Plan& p, int m, int n, int k, bool outF32) {
@@ -135,7 +132,7 @@ void Gemm::runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaS
 
 void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
   if (m == 0 || gemvSupports(x, w, m, k)) return;
-  Plan& p = plan(x, w, m, n, k, outF32);
+  Plan& p = plan(m, n, k, outF32);
   if (p.tuned) return;
   prepareCublas(p, m, n, k, outF32);
   constexpr int kCandidates = 16;
@@ -183,7 +180,7 @@ void Gemm::run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool 
     launchGemv(x, w, y, m, n, k, outF32, stream);
     return;
   }
-  Plan& p = plan(x, w, m, n, k, outF32);
+  Plan& p = plan(m, n, k, outF32);
   if (p.skinnyBlocks > 0 && skinnyGemmSupports(x, w, m, k)) {
     launchSkinnyGemm(x, w, y, m, n, k, outF32, p.skinnyBlocks, skinny_, stream);
     return;
@@ -199,7 +196,7 @@ void Gemm::runVia(GemmPath path, const bf16* x, const bf16* w, void* y, int m, i
   } else if (path == GemmPath::kSkinny) {
     launchSkinnyGemm(x, w, y, m, n, k, outF32, skinnyGemmBlocks(m, n, k, 0, skinny_), skinny_, stream);
   } else if (m > 0) {
-    Plan& p = plan(x, w, m, n, k, outF32);
+    Plan& p = plan(m, n, k, outF32);
     prepareCublas(p, m, n, k, outF32);
     runCublas(p, x, w, y, stream);
   }

@@ -1,9 +1,8 @@
 // Every GEMM of the model: y[M,N] = x[M,K] · w[N,K]ᵀ with bf16 operands, f32 accumulation, and a bf16 or f32
 // output. Up to kGemvMaxRows rows go to the GEMV kernel (launchGemv); the rest to the skinny tensor-core kernel
 // (launchSkinnyGemm, kSkinnyMinRows..kSkinnyMaxRows rows) or cuBLASLt. Plans are cached per shape: untuned, a
-// shape takes the skinny kernel up to kSkinnyDefaultMaxRows rows and otherwise cuBLASLt's heuristic first
-// choice; a shape tuned ahead of time (the decode-graph batch sizes) takes the fastest of cuBLASLt's
-// candidates and the skinny kernel's grids.
+// shape takes cuBLASLt's heuristic first choice; a shape tuned ahead of time (the decode-graph batch sizes)
+// takes the fastest of cuBLASLt's candidates and the skinny kernel's grids.
 #pragma once
 
 #include <cublasLt.h>
@@ -16,9 +15,6 @@
 #include "kernels/kernels.h"
 
 namespace ferrum {
-
-/** The most rows an untuned shape sends to the skinny kernel; more go to cuBLASLt. */
-constexpr int kSkinnyDefaultMaxRows = 16;
 
 /** Which implementation Gemm::runVia uses: run()'s choice, or one forced (verification and benchmarks). */
 enum class GemmPath { kAuto, kCublas, kSkinny };
@@ -54,7 +50,7 @@ class Gemm {
     int skinnyBlocks = 0;  // > 0: the skinny kernel runs this shape with this grid
     bool tuned = false;
   };
-  Plan& plan(const bf16* x, const bf16* w, int m, int n, int k, bool outF32);
+  Plan& plan(int m, int n, int k, bool outF32);
   /** Creates `p`'s cuBLASLt descriptors and the heuristic's first algorithm if not yet done. */
   void prepareCublas(Plan& p, int m, int n, int k, bool outF32);
   void runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaStream_t stream);
