@@ -77,6 +77,7 @@ function probeCpu(numThreads: number): BackendCapabilities {
       score: CPU_SCORE,
       dtypes: ['f32', 'bf16', 'f16'],
       deviceSampling: ['greedy'],
+      previousTokens: true,
       features: [`simd:${probe.simd}`, ...probe.features],
       backendOptions: { simd: probe.simd, usableSimd: probe.usableSimd, numThreads: threads },
     };

@@ -3,14 +3,23 @@ import { FerrumError, type ForwardBatch, type ForwardResult, type ModelInfo } fr
 import { CpuKvStorage } from './cpu-kv-storage.js';
 import type { NativeModel, NativeModelDescription } from './native-addon.js';
 import { native } from './native-error.js';
+import { PreviousSamples } from './previous-samples.js';
 import { fillRowModes, ROW_GREEDY } from './row-modes.js';
 import { SerialQueue } from './serial-queue.js';
 
 const EMPTY_LOGITS = new Float32Array(0);
 
+/** What `forward()` decides when called, before the step waits for its turn. */
+interface StagedRows {
+  readonly modes: Int32Array;
+  readonly hostRows: number;
+}
+
 /**
  * A model loaded by the CPU backend. Steps and KV transfers run one at a time on native threads, in call
- * order; the returned arrays belong to the caller.
+ * order, so `forward()` may be called again before the previous call settles. Each row's sampling is read
+ * when `forward()` is called; `ForwardBatch.previousTokens` rows take what the forward called before sampled
+ * natively. The returned arrays belong to the caller.
  */
 export class CpuModelExecutor implements ModelExecutor {
   readonly info: ModelInfo;
@@ -19,19 +28,25 @@ export class CpuModelExecutor implements ModelExecutor {
   readonly description: NativeModelDescription;
   #model: NativeModel | undefined;
   readonly #queue = new SerialQueue();
-  // Reused every step: the queue guarantees the previous step finished reading it.
-  readonly #rowModes: Int32Array;
+  readonly #previous = new PreviousSamples();
 
   constructor(model: NativeModel, info: ModelInfo) {
     this.#model = model;
     this.info = info;
     this.description = model.describe();
-    this.#rowModes = new Int32Array(info.maxBatchTokens);
     this.kv = new CpuKvStorage(() => this.#live(), this.#queue, info.numKvSlots, info.numHostKvSlots);
   }
 
   forward(batch: ForwardBatch): Promise<ForwardResult> {
-    return this.#queue.run(() => this.#forward(batch));
+    let staged: StagedRows;
+    try {
+      staged = this.#stage(batch);
+      this.#previous.stage(batch, staged.modes);
+    } catch (error) {
+      this.#previous.refuse();
+      return Promise.reject(error);
+    }
+    return this.#queue.run(() => this.#forward(batch, staged));
   }
 
   dispose(): Promise<void> {
@@ -41,21 +56,27 @@ export class CpuModelExecutor implements ModelExecutor {
     });
   }
 
-  async #forward(batch: ForwardBatch): Promise<ForwardResult> {
-    const model = this.#live();
+  /** Row modes are decided at the call: the caller may fill in placeholder outputs while the step waits. */
+  #stage(batch: ForwardBatch): StagedRows {
     const numRows = batch.sampleRows.length;
-    if (numRows > this.#rowModes.length) {
+    if (numRows > this.info.maxBatchTokens) {
       throw new FerrumError('invalid_argument', `${numRows} sampled rows exceed maxBatchTokens`);
     }
-    const modes = this.#rowModes.subarray(0, numRows);
-    const hostRows = fillRowModes(batch.sampling, numRows, modes);
+    const modes = new Int32Array(numRows);
+    return { modes, hostRows: fillRowModes(batch.sampling, numRows, modes) };
+  }
+
+  async #forward(batch: ForwardBatch, { modes, hostRows }: StagedRows): Promise<ForwardResult> {
+    const tokenIds = this.#previous.inputTokens(batch);
+    const model = this.#live();
+    const numRows = modes.length;
     const vocab = this.info.config.vocabSize;
     const tokens = new Int32Array(numRows);
     const logprobs = new Float32Array(numRows);
     const logits = hostRows > 0 ? new Float32Array(hostRows * vocab) : EMPTY_LOGITS;
     await native(() =>
       model.forward(
-        batch.tokenIds,
+        tokenIds,
         batch.positions,
         batch.qIndptr,
         batch.kvIndptr,
@@ -70,6 +91,7 @@ export class CpuModelExecutor implements ModelExecutor {
         logits,
       ),
     );
+    this.#previous.record(tokens);
     return resultOf(modes, hostRows, tokens, logprobs, logits);
   }
 
