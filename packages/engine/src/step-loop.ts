@@ -21,12 +21,17 @@ interface LaunchedStep {
 }
 
 /**
- * The engine's step loop. One step runs at a time and the loop only awaits the runtime's Promise, so the
- * event loop stays free while a step runs natively. With async scheduling (vLLM's; SGLang's overlap
- * scheduler) it plans step N + 1 while step N runs, then completes N (which writes N's tokens into
- * N + 1's placeholders), launches N + 1, and only then streams N's tokens: between two steps the runtime
- * waits for `complete()` alone. Without it, each step is completed and streamed before the next is planned
- * (the plain loop, kept as the reference).
+ * The engine's step loop. The loop only awaits the runtime's Promises, so the event loop stays free while
+ * steps run natively. With async scheduling (vLLM's; SGLang's overlap scheduler) it plans step N + 1 while
+ * step N runs, its decodes holding placeholders for N's tokens. Then:
+ * - early launch, when the runtime takes placeholders on the device (`previousTokens`) and the step
+ *   qualifies ({@link StepRunner.canRunEarly}): N + 1 is launched at once, then N is awaited, completed and
+ *   streamed while N + 1 runs; the runtime never waits for the host between steps. A sequence that ends in
+ *   N keeps its row in N + 1, computed and ignored by `complete(N + 1)` (its KV was freed when it ended).
+ * - otherwise: N is awaited and completed (which writes N's tokens into N + 1's placeholders), N + 1 is
+ *   launched, and only then N's tokens are streamed: between two steps the runtime waits for `complete()`.
+ * Without async scheduling each step is completed and streamed before the next is planned (the plain loop,
+ * kept as the reference).
  */
 export class StepLoop {
   private readonly overlap: boolean;
@@ -44,15 +49,22 @@ export class StepLoop {
   async run(): Promise<void> {
     const { scheduler } = this;
     let current: LaunchedStep | null = null;
+    let early: LaunchedStep | null = null;
     try {
       current = this.launchNext();
       while (current !== null) {
         const { step, result } = current;
         // Build step N + 1 while step N runs; its decodes hold placeholders for N's tokens.
         const planned = this.overlap && scheduler.hasWork() ? scheduler.schedule() : null;
+        if (planned !== null && this.stepRunner.canRunEarly(planned, step))
+          early = this.launch(planned, true);
         const { tokenIds, logprobs } = await result;
         const updates = scheduler.complete(step, tokenIds);
-        if (this.overlap) {
+        if (early !== null) {
+          current = early;
+          early = null;
+          this.hooks.onUpdates(updates, logprobs);
+        } else if (this.overlap) {
           current = planned !== null && this.needsRun(planned) ? this.launch(planned) : this.launchNext();
           this.hooks.onUpdates(updates, logprobs);
         } else {
@@ -61,8 +73,9 @@ export class StepLoop {
         }
       }
     } catch (error) {
-      // The runtime finishes the step it was given before the requests fail.
+      // The runtime finishes the steps it was given before the requests fail.
       await current?.result.catch(() => undefined);
+      await early?.result.catch(() => undefined);
       this.hooks.onError(error);
     }
   }
@@ -78,8 +91,8 @@ export class StepLoop {
     return this.launch(step);
   }
 
-  private launch(step: ScheduledStep): LaunchedStep {
-    const result = this.stepRunner.run(step);
+  private launch(step: ScheduledStep, early = false): LaunchedStep {
+    const result = this.stepRunner.run(step, early);
     this.hooks.onLaunch(step);
     return { step, result };
   }

@@ -1,5 +1,12 @@
 import type { ModelExecutor, Sampler, SamplerRow, ScheduledStep } from '@ferrum/interfaces';
-import type { BackendCapabilities, ForwardResult, RowSampling, TokenLogprob } from '@ferrum/types';
+import type {
+  BackendCapabilities,
+  ForwardBatch,
+  ForwardResult,
+  RowSampling,
+  TokenLogprob,
+} from '@ferrum/types';
+import { EarlyLaunchRule } from './early-launch.js';
 
 /** Sampled tokens of one step, indexed like the batch's `sampleRows`. */
 export interface StepTokens {
@@ -10,14 +17,19 @@ export interface StepTokens {
 
 /**
  * Runs one scheduled step on the executor: KV swaps, the forward, and host sampling for the rows the
- * runtime did not sample (all rows when the backend has no device sampling).
+ * runtime did not sample (all rows when the backend has no device sampling). On runtimes that take
+ * placeholders on the device it may run a step before the one in flight completes (see {@link canRunEarly}).
  */
 export class StepRunner {
-  /** Result arrays of two steps, used in turn: the engine applies one step's while the next runs. */
+  /**
+   * Result arrays of two steps, used in turn: the engine applies one step's while the next runs. With early
+   * launch step N + 2 starts only after N's results were applied, so two sets still suffice.
+   */
   private readonly tokenIds: readonly [Int32Array, Int32Array];
   private readonly logprobs: readonly [(TokenLogprob | undefined)[], (TokenLogprob | undefined)[]];
   private turn = 0;
   private readonly hostSamplesAll: boolean;
+  private readonly earlyLaunch: EarlyLaunchRule | null;
 
   constructor(
     private readonly executor: ModelExecutor,
@@ -29,13 +41,25 @@ export class StepRunner {
     this.tokenIds = [new Int32Array(maxSamplesPerStep), new Int32Array(maxSamplesPerStep)];
     this.logprobs = [[], []];
     this.hostSamplesAll = !capabilities.deviceSampling.includes('greedy');
+    this.earlyLaunch = EarlyLaunchRule.of(capabilities);
+  }
+
+  /**
+   * Whether `step`, planned while `inFlight` runs, may run before `inFlight` completes: its placeholder
+   * rows then take `inFlight`'s samples on the device (see {@link EarlyLaunchRule}).
+   */
+  canRunEarly(step: ScheduledStep, inFlight: ScheduledStep): boolean {
+    return this.earlyLaunch?.allows(step, inFlight) ?? false;
   }
 
   /**
    * Run `step`. The result stays valid until the second `run()` after this one: the arrays of two
-   * consecutive steps are distinct.
+   * consecutive steps are distinct. `early`: the step was planned while the step in flight runs and
+   * {@link canRunEarly} allowed it; its placeholder rows take that step's samples on the device. Such a
+   * step has no swaps, so its forward is called before this returns, ahead of `complete()` of the step in
+   * flight (which writes into this step's placeholders and sampling records).
    */
-  async run(step: ScheduledStep): Promise<StepTokens> {
+  async run(step: ScheduledStep, early = false): Promise<StepTokens> {
     const turn = this.turn;
     this.turn = 1 - turn;
     const numSamples = step.batch.sampleRows.length;
@@ -47,7 +71,7 @@ export class StepRunner {
     for (const plan of step.swapOut) await kv.swapOut(plan.deviceSlots, plan.hostSlots);
     for (const plan of step.swapIn) await kv.swapIn(plan.hostSlots, plan.deviceSlots);
     if (step.batch.numTokens === 0) return { tokenIds, logprobs };
-    const result = await this.executor.forward(step.batch);
+    const result = await this.executor.forward(early ? withPreviousTokens(step) : step.batch);
     const rows = step.batch.sampling ?? [];
     this.takeDeviceSamples(result, rows, tokenIds, logprobs);
     this.sampleOnHost(result, rows, tokenIds, logprobs);
@@ -107,4 +131,11 @@ export class StepRunner {
       },
     };
   }
+}
+
+/** The step's batch, its placeholder rows to be taken from the previous forward's samples. */
+function withPreviousTokens(step: ScheduledStep): ForwardBatch {
+  const { placeholders } = step;
+  if (placeholders === undefined || placeholders.rows.length === 0) return step.batch;
+  return { ...step.batch, previousTokens: placeholders };
 }

@@ -11,14 +11,17 @@ const name = 'qwen3-qknorm';
 const model = fixtureDir(name);
 const golden = readGolden(name);
 
-/** A CPU backend whose forwards resolve `delayMs` late, logging when each starts and resolves. */
-function slowBackend(events: string[], delayMs: number): ComputeBackend {
+/**
+ * A CPU backend whose forwards resolve `delayMs` late, logging when each starts and resolves. `early`: it
+ * keeps the runtime's `previousTokens`, so the engine may launch a step before the previous one resolves.
+ */
+function slowBackend(events: string[], delayMs: number, early: boolean): ComputeBackend {
   const cpu = createCpuBackend();
   let numForwards = 0;
   return {
     specificationVersion: 'v1',
     name: 'cpu',
-    probe: () => cpu.probe(),
+    probe: async () => ({ ...(await cpu.probe()), previousTokens: early }),
     async loadModel(spec): Promise<ModelExecutor> {
       const inner = await cpu.loadModel(spec);
       return {
@@ -60,12 +63,12 @@ function loggingScheduler(events: string[], inner: Scheduler): Scheduler {
 }
 
 /** Events of one request run alone (8 greedy tokens, or up to `stopTokenId`) on a slow backend. */
-async function eventsOf(asyncScheduling: boolean, stopTokenId?: number): Promise<string[]> {
+async function eventsOf(asyncScheduling: boolean, stopTokenId?: number, early = false): Promise<string[]> {
   const events: string[] = [];
   const engine = await createEngine(
     { model, maxKvTokens: 1024, asyncScheduling },
     {
-      backends: [slowBackend(events, 10)],
+      backends: [slowBackend(events, 10, early)],
       scheduler: (context, kv) =>
         loggingScheduler(
           events,
@@ -104,6 +107,21 @@ describe('async scheduling on the CPU runtime', () => {
     }
   });
 
+  it('with early launch, also launches step N + 1 before step N resolves', async () => {
+    const events = await eventsOf(true, undefined, true);
+    expect(forwards(events)).toBe(8);
+    for (let n = 0; n < 7; n++) {
+      expect(events.indexOf(`forward ${n + 1}`), `step ${n + 1}`).toBeLessThan(
+        events.indexOf(`resolved ${n}`),
+      );
+    }
+    // Without it (the runtime lacks previousTokens), step N + 1 goes to the runtime after N resolved.
+    const late = await eventsOf(true);
+    for (let n = 0; n < 7; n++) {
+      expect(late.indexOf(`forward ${n + 1}`)).toBeGreaterThan(late.indexOf(`resolved ${n}`));
+    }
+  });
+
   it('does not run a step built ahead whose only sequence stopped in the step before', async () => {
     const stop = golden.greedy[0][5];
     const end = golden.greedy[0].indexOf(stop) + 1;
@@ -112,6 +130,8 @@ describe('async scheduling on the CPU runtime', () => {
     expect(events.filter((e) => e.startsWith('built'))).toHaveLength(end + 1);
     expect(forwards(events)).toBe(end);
     expect(forwards(await eventsOf(false, stop))).toBe(end);
+    // Launched early, that step runs before the stop is known: one wasted forward, its row ignored.
+    expect(forwards(await eventsOf(true, stop, true))).toBe(end + 1);
   });
 
   describe('streams what the plain loop streams', () => {

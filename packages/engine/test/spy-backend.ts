@@ -9,43 +9,65 @@ export type StepShape = number[];
 export interface SpyRecord {
   readonly steps: StepShape[];
   readonly swaps: { out: number; in: number };
+  /** Forwards called while an earlier one had not settled, and forwards that passed `previousTokens`. */
+  readonly overlap: { early: number; previousTokens: number };
 }
 
-/** A CPU backend that records every forward's shape and KV swap, to observe scheduling from outside. */
-export function createSpyBackend(): { backend: ComputeBackend } & SpyRecord {
+export interface SpyOptions {
+  /** Backend to watch; the CPU backend by default. */
+  readonly inner?: ComputeBackend;
+  /** false: hide the runtime's `previousTokens` capability, so the engine never launches a step early. */
+  readonly previousTokens?: false;
+}
+
+/** A backend that records every forward's shape, overlap and KV swap, to observe scheduling from outside. */
+export function createSpyBackend(options: SpyOptions = {}): { backend: ComputeBackend } & SpyRecord {
   const steps: StepShape[] = [];
   const swaps = { out: 0, in: 0 };
-  const cpu = createCpuBackend();
+  const overlap = { early: 0, previousTokens: 0 };
+  const inner = options.inner ?? createCpuBackend();
+  let numInFlight = 0;
+  const settled = () => {
+    numInFlight--;
+  };
   const backend: ComputeBackend = {
     specificationVersion: 'v1',
-    name: 'cpu',
-    probe: () => cpu.probe(),
+    name: inner.name,
+    async probe() {
+      const capabilities = await inner.probe();
+      return options.previousTokens === false ? { ...capabilities, previousTokens: false } : capabilities;
+    },
     async loadModel(spec): Promise<ModelExecutor> {
-      const inner = await cpu.loadModel(spec);
+      const executor = await inner.loadModel(spec);
       return {
-        info: inner.info,
+        info: executor.info,
         kv: {
-          numSlots: inner.kv.numSlots,
-          numHostSlots: inner.kv.numHostSlots,
-          copySlots: (src, dst) => inner.kv.copySlots(src, dst),
+          numSlots: executor.kv.numSlots,
+          numHostSlots: executor.kv.numHostSlots,
+          copySlots: (src, dst) => executor.kv.copySlots(src, dst),
           swapOut(deviceSlots, hostSlots) {
             swaps.out += deviceSlots.length;
-            return inner.kv.swapOut(deviceSlots, hostSlots);
+            return executor.kv.swapOut(deviceSlots, hostSlots);
           },
           swapIn(hostSlots, deviceSlots) {
             swaps.in += deviceSlots.length;
-            return inner.kv.swapIn(hostSlots, deviceSlots);
+            return executor.kv.swapIn(hostSlots, deviceSlots);
           },
         },
         forward(batch: ForwardBatch) {
           const shape: StepShape = [];
           for (let b = 0; b < batch.numSeqs; b++) shape.push(batch.qIndptr[b + 1] - batch.qIndptr[b]);
           steps.push(shape);
-          return inner.forward(batch);
+          if (numInFlight > 0) overlap.early++;
+          if (batch.previousTokens !== undefined) overlap.previousTokens++;
+          numInFlight++;
+          const result = executor.forward(batch);
+          result.then(settled, settled);
+          return result;
         },
-        dispose: () => inner.dispose(),
+        dispose: () => executor.dispose(),
       };
     },
   };
-  return { backend, steps, swaps };
+  return { backend, steps, swaps, overlap };
 }

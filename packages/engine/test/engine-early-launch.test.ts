@@ -1,0 +1,211 @@
+import { createEngine, type FerrumEngine } from '@ferrum/engine';
+import type { KvCacheManager, LogitsProcessor } from '@ferrum/interfaces';
+import { createKvCacheManager } from '@ferrum/kv';
+import { createScheduler } from '@ferrum/scheduler';
+import type { GenerateChunk, GenerateRequest, SamplingParams } from '@ferrum/types';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkedScheduler } from './checked-scheduler.js';
+import { type Collected, collect } from './collect.js';
+import { createDeviceSamplingBackend } from './device-sampling-backend.js';
+import { fixtureDir, readGolden } from './fixture-models.js';
+import { createSpyBackend, type SpyRecord } from './spy-backend.js';
+
+// Early launch: with async scheduling on a runtime that takes placeholders on the device
+// (`previousTokens`), step N + 1 goes to the runtime before step N's tokens reach the host. Every case runs
+// three loops: early (the runtime's capability kept), late (capability hidden: N + 1 launched after
+// complete(N)) and plain (no async scheduling), and they must stream the same.
+const name = 'qwen3-qknorm';
+const model = fixtureDir(name);
+const golden = readGolden(name);
+
+type Mode = 'early' | 'late' | 'plain';
+
+/** An engine with its spy and KV manager. */
+interface Rig {
+  readonly engine: FerrumEngine;
+  readonly spy: SpyRecord;
+  readonly kv: KvCacheManager;
+}
+
+interface RigOptions {
+  /** The device-sampling stand-in instead of the CPU runtime (which samples greedy rows only). */
+  readonly device?: boolean;
+  readonly logitsProcessors?: readonly LogitsProcessor[];
+}
+
+async function createRig(mode: Mode, options: RigOptions = {}): Promise<Rig> {
+  const spy = createSpyBackend({
+    inner: options.device ? createDeviceSamplingBackend() : undefined,
+    previousTokens: mode === 'late' ? false : undefined,
+  });
+  let kv: KvCacheManager | undefined;
+  const limits = { maxNumSeqs: 16, maxNumBatchedTokens: 64 };
+  const engine = await createEngine(
+    { model, maxKvTokens: 2048, numThreads: 1, asyncScheduling: mode !== 'plain', ...limits },
+    {
+      backends: [spy.backend],
+      kvCacheManager: ({ executor }) => {
+        kv = createKvCacheManager({
+          numSlots: executor.info.numKvSlots,
+          numHostSlots: executor.info.numHostKvSlots,
+          enablePrefixCaching: true,
+        });
+        return kv;
+      },
+      scheduler: ({ maxModelLen }, manager) =>
+        checkedScheduler(createScheduler({ ...limits, maxModelLen }, manager)),
+      logitsProcessors: options.logitsProcessors,
+    },
+  );
+  return { engine, spy: spy, kv: kv! };
+}
+
+/** Run `requests` at once; a request with `abortAfter` is aborted once that many chunks arrived. */
+async function runAll(engine: FerrumEngine, requests: readonly TestRequest[]): Promise<Collected[]> {
+  return Promise.all(
+    requests.map(async ({ abortAfter, ...request }) => {
+      const controller = new AbortController();
+      const stream = engine.generate(request, { signal: controller.signal });
+      let seen = 0;
+      return collect({
+        async *[Symbol.asyncIterator]() {
+          for await (const chunk of stream) {
+            yield chunk;
+            if (++seen === abortAfter) controller.abort();
+          }
+        },
+      });
+    }),
+  );
+}
+
+type TestRequest = GenerateRequest & { readonly abortAfter?: number };
+
+/**
+ * Chunks without usage (prefix-cache hits differ between runs) or request ids (counted per engine), and
+ * with logprobs as tokenId/logprob.
+ */
+function comparable(out: Collected) {
+  const strip = ({ usage, requestId, logprobs, ...rest }: GenerateChunk) => ({
+    ...rest,
+    logprobs: logprobs?.map(({ tokenId, logprob }) => ({ tokenId, logprob })),
+  });
+  return out.chunks.map(strip);
+}
+
+/** Every request ended exactly once, with its final chunk last; the KV pool is whole and consistent. */
+function expectCleanEnd(rig: Rig, outs: readonly Collected[]): void {
+  for (const out of outs) {
+    const ends = out.chunks.filter((c) => c.finishReason !== undefined);
+    const numSeqs = out.tokens.length;
+    expect(ends).toHaveLength(numSeqs);
+    for (let index = 0; index < numSeqs; index++) {
+      const own = out.chunks.filter((c) => c.index === index);
+      expect(own.at(-1)?.finishReason, `sequence ${index}: nothing after its end`).toBeDefined();
+    }
+  }
+  rig.kv.checkIntegrity();
+  const status = rig.engine.status();
+  expect(status.numRunning + status.numWaiting).toBe(0);
+  expect(status.numFreeKvSlots).toBe(status.numKvSlots);
+}
+
+const greedy = { temperature: 0, maxTokens: 24, ignoreEos: true } satisfies Partial<SamplingParams>;
+
+describe('early launch on the CPU runtime (greedy rows sampled natively)', () => {
+  const rigs = {} as Record<Mode, Rig>;
+  beforeAll(async () => {
+    for (const mode of ['early', 'late', 'plain'] as const) rigs[mode] = await createRig(mode);
+  });
+  afterAll(async () => {
+    for (const rig of Object.values(rigs)) await rig.engine.shutdown();
+  });
+
+  /** Run `requests` on the three loops: the same chunks, clean ends; returns the early loop's outputs. */
+  async function compareModes(requests: readonly TestRequest[]): Promise<Collected[]> {
+    const outs = await Promise.all(Object.values(rigs).map((rig) => runAll(rig.engine, requests)));
+    expect(outs[0].map(comparable)).toEqual(outs[2].map(comparable));
+    expect(outs[1].map(comparable)).toEqual(outs[2].map(comparable));
+    for (const [i, rig] of Object.values(rigs).entries()) expectCleanEnd(rig, outs[i]);
+    return outs[0];
+  }
+
+  it('streams what the late and plain loops stream, launching steps early', async () => {
+    const before = { ...rigs.early.spy.overlap };
+    const requests: TestRequest[] = golden.prompts.map((prompt, i) => ({
+      prompt: { tokenIds: prompt },
+      // Odd requests stop at the first occurrence of their sixth greedy token; lengths vary.
+      sampling:
+        i % 2 === 1
+          ? { ...greedy, stopTokenIds: [golden.greedy[i][5]] }
+          : { ...greedy, maxTokens: 4 + 5 * i },
+    }));
+    requests.push({ prompt: { text: 'Once upon a time' }, sampling: { ...greedy, logprobs: 0 } });
+    const outs = await compareModes(requests);
+    outs.slice(0, golden.prompts.length).forEach((out, i) => {
+      const expected = golden.greedy[i];
+      const end = i % 2 === 1 ? expected.indexOf(expected[5]) + 1 : 4 + 5 * i;
+      expect(out.tokens[0], `prompt ${i}`).toEqual(expected.slice(0, end));
+    });
+    expect(rigs.early.spy.overlap.early).toBeGreaterThan(before.early);
+    expect(rigs.early.spy.overlap.previousTokens).toBeGreaterThan(before.previousTokens);
+    expect(rigs.late.spy.overlap.early).toBe(0);
+    expect(rigs.plain.spy.overlap.early).toBe(0);
+  });
+
+  it('sequences ending while their next step runs: stop id, stop string, length, abort', async () => {
+    const prompt = { text: 'Once upon a time there was' };
+    const [full] = await runAll(rigs.plain.engine, [{ prompt, sampling: greedy }]);
+    const stop = full.texts[0].slice(10, 13);
+    const requests: TestRequest[] = [
+      { prompt, sampling: { ...greedy, stop: [stop] } },
+      {
+        prompt: { tokenIds: golden.prompts[0] },
+        sampling: { ...greedy, stopTokenIds: [golden.greedy[0][3]] },
+      },
+      { prompt: { tokenIds: golden.prompts[1] }, sampling: { ...greedy, maxTokens: 2 } },
+      { prompt: { tokenIds: golden.prompts[2] }, sampling: greedy, abortAfter: 3 },
+      { prompt: { tokenIds: golden.prompts[3] }, sampling: greedy, abortAfter: 1 },
+    ];
+    const numForwards = { early: rigs.early.spy.steps.length, plain: rigs.plain.spy.steps.length };
+    const [early, plain] = await Promise.all([
+      runAll(rigs.early.engine, requests),
+      runAll(rigs.plain.engine, requests),
+    ]);
+    expectCleanEnd(rigs.early, early);
+    expectCleanEnd(rigs.plain, plain);
+    expect(early[0].texts[0]).toBe(full.texts[0].slice(0, full.texts[0].indexOf(stop)));
+    expect(early[0].finishReasons[0]).toBe('stop');
+    expect(early[1].tokens[0]).toEqual(
+      golden.greedy[0].slice(0, golden.greedy[0].indexOf(golden.greedy[0][3]) + 1),
+    );
+    expect(early[2].tokens[0]).toEqual(golden.greedy[1].slice(0, 2));
+    for (const i of [3, 4]) {
+      expect(early[i].finishReasons[0]).toBe('abort');
+      expect(golden.greedy[i - 1].slice(0, early[i].tokens[0].length)).toEqual(early[i].tokens[0]);
+    }
+    expect(comparable(early[0])).toEqual(comparable(plain[0]));
+    expect(comparable(early[1])).toEqual(comparable(plain[1]));
+    expect(rigs.early.spy.steps.length - numForwards.early).toBeGreaterThan(0);
+    expect(rigs.plain.spy.steps.length - numForwards.plain).toBeGreaterThan(0);
+  });
+
+  it('a request alone that stops: the step launched before the stop was known is its only extra forward', async () => {
+    const stopAt = golden.greedy[1].indexOf(golden.greedy[1][5]) + 1;
+    const request: TestRequest = {
+      prompt: { tokenIds: golden.prompts[1] },
+      sampling: { ...greedy, stopTokenIds: [golden.greedy[1][5]] },
+    };
+    const counts = await Promise.all(
+      Object.values(rigs).map(async (rig) => {
+        const before = rig.spy.steps.length;
+        const [out] = await runAll(rig.engine, [request]);
+        expect(out.tokens[0]).toEqual(golden.greedy[1].slice(0, stopAt));
+        expectCleanEnd(rig, [out]);
+        return rig.spy.steps.length - before;
+      }),
+    );
+    // A prefill and one decode per later token; early launch adds the step planned while the last ran.
+    expect(counts).toEqual([stopAt + 1, stopAt, stopAt]);
+  });
+});
