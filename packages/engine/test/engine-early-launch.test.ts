@@ -1,121 +1,30 @@
-import { createEngine, type FerrumEngine } from '@ferrum/engine';
-import type { KvCacheManager, LogitsProcessor } from '@ferrum/interfaces';
-import { createKvCacheManager } from '@ferrum/kv';
-import { createScheduler } from '@ferrum/scheduler';
-import type { GenerateChunk, GenerateRequest, SamplingParams } from '@ferrum/types';
+import type { SamplingParams } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkedScheduler } from './checked-scheduler.js';
-import { type Collected, collect } from './collect.js';
-import { createDeviceSamplingBackend } from './device-sampling-backend.js';
-import { fixtureDir, readGolden } from './fixture-models.js';
-import { createSpyBackend, type SpyRecord } from './spy-backend.js';
+import type { Collected } from './collect.js';
+import {
+  comparable,
+  createRig,
+  expectCleanEnd,
+  MODES,
+  type Mode,
+  type Rig,
+  runAll,
+  type TestRequest,
+} from './early-launch-rig.js';
+import { readGolden } from './fixture-models.js';
 
 // Early launch: with async scheduling on a runtime that takes placeholders on the device
 // (`previousTokens`), step N + 1 goes to the runtime before step N's tokens reach the host. Every case runs
 // three loops: early (the runtime's capability kept), late (capability hidden: N + 1 launched after
 // complete(N)) and plain (no async scheduling), and they must stream the same.
-const name = 'qwen3-qknorm';
-const model = fixtureDir(name);
-const golden = readGolden(name);
-
-type Mode = 'early' | 'late' | 'plain';
-
-/** An engine with its spy and KV manager. */
-interface Rig {
-  readonly engine: FerrumEngine;
-  readonly spy: SpyRecord;
-  readonly kv: KvCacheManager;
-}
-
-interface RigOptions {
-  /** The device-sampling stand-in instead of the CPU runtime (which samples greedy rows only). */
-  readonly device?: boolean;
-  readonly logitsProcessors?: readonly LogitsProcessor[];
-}
-
-async function createRig(mode: Mode, options: RigOptions = {}): Promise<Rig> {
-  const spy = createSpyBackend({
-    inner: options.device ? createDeviceSamplingBackend() : undefined,
-    previousTokens: mode === 'late' ? false : undefined,
-  });
-  let kv: KvCacheManager | undefined;
-  const limits = { maxNumSeqs: 16, maxNumBatchedTokens: 64 };
-  const engine = await createEngine(
-    { model, maxKvTokens: 2048, numThreads: 1, asyncScheduling: mode !== 'plain', ...limits },
-    {
-      backends: [spy.backend],
-      kvCacheManager: ({ executor }) => {
-        kv = createKvCacheManager({
-          numSlots: executor.info.numKvSlots,
-          numHostSlots: executor.info.numHostKvSlots,
-          enablePrefixCaching: true,
-        });
-        return kv;
-      },
-      scheduler: ({ maxModelLen }, manager) =>
-        checkedScheduler(createScheduler({ ...limits, maxModelLen }, manager)),
-      logitsProcessors: options.logitsProcessors,
-    },
-  );
-  return { engine, spy: spy, kv: kv! };
-}
-
-/** Run `requests` at once; a request with `abortAfter` is aborted once that many chunks arrived. */
-async function runAll(engine: FerrumEngine, requests: readonly TestRequest[]): Promise<Collected[]> {
-  return Promise.all(
-    requests.map(async ({ abortAfter, ...request }) => {
-      const controller = new AbortController();
-      const stream = engine.generate(request, { signal: controller.signal });
-      let seen = 0;
-      return collect({
-        async *[Symbol.asyncIterator]() {
-          for await (const chunk of stream) {
-            yield chunk;
-            if (++seen === abortAfter) controller.abort();
-          }
-        },
-      });
-    }),
-  );
-}
-
-type TestRequest = GenerateRequest & { readonly abortAfter?: number };
-
-/**
- * Chunks without usage (prefix-cache hits differ between runs) or request ids (counted per engine), and
- * with logprobs as tokenId/logprob.
- */
-function comparable(out: Collected) {
-  const strip = ({ usage, requestId, logprobs, ...rest }: GenerateChunk) => ({
-    ...rest,
-    logprobs: logprobs?.map(({ tokenId, logprob }) => ({ tokenId, logprob })),
-  });
-  return out.chunks.map(strip);
-}
-
-/** Every request ended exactly once, with its final chunk last; the KV pool is whole and consistent. */
-function expectCleanEnd(rig: Rig, outs: readonly Collected[]): void {
-  for (const out of outs) {
-    const ends = out.chunks.filter((c) => c.finishReason !== undefined);
-    const numSeqs = out.tokens.length;
-    expect(ends).toHaveLength(numSeqs);
-    for (let index = 0; index < numSeqs; index++) {
-      const own = out.chunks.filter((c) => c.index === index);
-      expect(own.at(-1)?.finishReason, `sequence ${index}: nothing after its end`).toBeDefined();
-    }
-  }
-  rig.kv.checkIntegrity();
-  const status = rig.engine.status();
-  expect(status.numRunning + status.numWaiting).toBe(0);
-  expect(status.numFreeKvSlots).toBe(status.numKvSlots);
-}
+const golden = readGolden('qwen3-qknorm');
 
 const greedy = { temperature: 0, maxTokens: 24, ignoreEos: true } satisfies Partial<SamplingParams>;
 
 describe('early launch on the CPU runtime (greedy rows sampled natively)', () => {
   const rigs = {} as Record<Mode, Rig>;
   beforeAll(async () => {
-    for (const mode of ['early', 'late', 'plain'] as const) rigs[mode] = await createRig(mode);
+    for (const mode of MODES) rigs[mode] = await createRig(mode);
   });
   afterAll(async () => {
     for (const rig of Object.values(rigs)) await rig.engine.shutdown();
