@@ -1,13 +1,16 @@
 /**
  * How much of the engine's JS work per step async scheduling hides behind the forward. The runtime is
- * simulated: each forward resolves after FORWARD_MS on a timer (the event loop stays free, as with a
- * native step) and returns pseudo-random token ids, so everything else is the real engine: scheduler,
- * KV manager, StepRunner, detokenization of the fixture's tokenizer, and streaming to consumers.
+ * simulated: forwards run one after another in call order on a simulated device, each FORWARD_MS long
+ * on a timer (the event loop stays free, as with a native step), and return pseudo-random token ids, so
+ * everything else is the real engine: scheduler, KV manager, StepRunner, detokenization of the fixture's
+ * tokenizer, and streaming to consumers.
  *
+ * Three loops: plain (no async scheduling), async (N + 1 planned while N runs, launched after complete(N))
+ * and early (the simulated runtime reports `previousTokens`, so N + 1 is launched before N resolves).
  * Per decode step it reports the JS time (event-loop busy time, from `eventLoopUtilization`), the period
- * (forward call to the next call) and the gap during which the runtime sits idle (forward resolved to
- * the next call): without overlap the gap holds all of the JS work (complete, stream, schedule), with it
- * only `complete()` and the launch; the rest runs while the forward does.
+ * (one step's device start to the next one's) and the device's idle gap (a step's end to the next one's
+ * start): plain holds all of the JS work (complete, stream, schedule) in the gap, async only `complete()`
+ * and the launch, early nothing while the engine keeps up.
  *
  * Run: `packages/scheduler/node_modules/.bin/tsx --conditions=@ferrum/source packages/engine/bench/step-overlap.bench.ts`
  */
@@ -23,23 +26,31 @@ const PROMPT_TOKENS = 128;
 const OUTPUT_TOKENS = 128;
 const MODEL = resolve(dirname(fileURLToPath(import.meta.url)), '../../../fixtures/tiny-models/qwen3-qknorm');
 
+type Loop = 'plain' | 'async' | 'early';
+
 interface ForwardTimes {
   readonly numSeqs: number;
   readonly numTokens: number;
-  readonly calledMs: number;
-  /** Event-loop busy time so far (ms). */
+  /** Event-loop busy time so far (ms), at the call. */
   readonly activeMs: number;
-  resolvedMs: number;
+  /** When the simulated device started the step (its call, or the end of the step before) and ended it. */
+  startMs: number;
+  endMs: number;
 }
 
-/** The CPU backend's model description and KV storage, with a forward that only waits FORWARD_MS. */
-function simulatedBackend(log: ForwardTimes[]): ComputeBackend {
+/**
+ * The CPU backend's model description and KV storage, with a forward that only occupies a simulated device
+ * for FORWARD_MS after the steps called before it. `previousTokens`: report the capability (placeholder rows
+ * are ignored, as every token is pseudo-random).
+ */
+function simulatedBackend(log: ForwardTimes[], previousTokens: boolean): ComputeBackend {
   const cpu = createCpuBackend();
   let state = 1;
+  let deviceFree: Promise<unknown> = Promise.resolve();
   return {
     specificationVersion: 'v1',
     name: 'cpu',
-    probe: async () => ({ ...(await cpu.probe()), deviceSampling: ['greedy'] }),
+    probe: async () => ({ ...(await cpu.probe()), deviceSampling: ['greedy'], previousTokens }),
     async loadModel(spec): Promise<ModelExecutor> {
       const inner = await cpu.loadModel(spec);
       const vocab = inner.info.config.vocabSize;
@@ -47,12 +58,12 @@ function simulatedBackend(log: ForwardTimes[]): ComputeBackend {
         info: inner.info,
         kv: inner.kv,
         forward(batch: ForwardBatch): Promise<ForwardResult> {
-          const entry = {
+          const entry: ForwardTimes = {
             numSeqs: batch.numSeqs,
             numTokens: batch.numTokens,
-            calledMs: now(),
             activeMs: performance.eventLoopUtilization().active,
-            resolvedMs: 0,
+            startMs: 0,
+            endMs: 0,
           };
           log.push(entry);
           const tokens = new Int32Array(batch.sampleRows.length);
@@ -60,12 +71,14 @@ function simulatedBackend(log: ForwardTimes[]): ComputeBackend {
             state = (Math.imul(state, 1103515245) + 12345) >>> 0;
             tokens[i] = 5 + (state % (vocab - 5));
           }
-          return new Promise((done) =>
-            setTimeout(() => {
-              entry.resolvedMs = now();
-              done({ tokens });
-            }, FORWARD_MS),
-          );
+          const result = deviceFree.then(async () => {
+            entry.startMs = now();
+            await new Promise((done) => setTimeout(done, FORWARD_MS));
+            entry.endMs = now();
+            return { tokens };
+          });
+          deviceFree = result;
+          return result;
         },
         dispose: () => inner.dispose(),
       };
@@ -82,7 +95,7 @@ function quantile(values: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
-async function run(concurrency: number, asyncScheduling: boolean) {
+async function run(concurrency: number, loop: Loop) {
   const log: ForwardTimes[] = [];
   const engine = await createEngine(
     {
@@ -90,9 +103,9 @@ async function run(concurrency: number, asyncScheduling: boolean) {
       maxKvTokens: concurrency * (PROMPT_TOKENS + OUTPUT_TOKENS) + 1024,
       maxNumSeqs: concurrency,
       maxNumBatchedTokens: 4096,
-      asyncScheduling,
+      asyncScheduling: loop !== 'plain',
     },
-    { backends: [simulatedBackend(log)] },
+    { backends: [simulatedBackend(log, loop === 'early')] },
   );
   const started = now();
   await Promise.all(
@@ -113,13 +126,13 @@ async function run(concurrency: number, asyncScheduling: boolean) {
   const busy: number[] = [];
   for (let k = 0; k + 1 < log.length; k++) {
     if (log[k].numTokens !== concurrency || log[k + 1].numTokens !== concurrency) continue;
-    periods.push(log[k + 1].calledMs - log[k].calledMs);
-    gaps.push(log[k + 1].calledMs - log[k].resolvedMs);
+    periods.push(log[k + 1].startMs - log[k].startMs);
+    gaps.push(log[k + 1].startMs - log[k].endMs);
     busy.push(log[k + 1].activeMs - log[k].activeMs);
   }
   return {
     concurrency,
-    asyncScheduling,
+    loop,
     decodeSteps: periods.length,
     jsPerStepP50Ms: round(quantile(busy, 0.5)),
     periodP50Ms: round(quantile(periods, 0.5)),
@@ -135,9 +148,9 @@ function round(ms: number): number {
 
 const results = [];
 for (const concurrency of [64, 256]) {
-  for (const asyncScheduling of [false, true]) {
-    await run(concurrency, asyncScheduling); // warm-up
-    results.push(await run(concurrency, asyncScheduling));
+  for (const loop of ['plain', 'async', 'early'] as const) {
+    await run(concurrency, loop); // warm-up
+    results.push(await run(concurrency, loop));
   }
 }
 console.log(`simulated forward: ${FORWARD_MS} ms; prompt ${PROMPT_TOKENS}, output ${OUTPUT_TOKENS} tokens`);
