@@ -40,6 +40,8 @@ describe.each(KINDS)('async scheduling over the %s KV manager', (kind) => {
       expect(Array.from(step.placeholders!.rows)).toEqual([0]);
       expect(Array.from(step.placeholders!.sampleIndices)).toEqual([0]);
       expect(step.batch.tokenIds[0]).toBe(0);
+      // Its sampling record already counts that token among the outputs (seeded draws depend on the count).
+      expect(step.batch.sampling![0].outputTokenIds).toHaveLength(1);
       expect(kv.stats().numUsedSlots).toBe(7);
       expect(scheduler.stateOf('r')).toBe('prefilling');
     })!;
