@@ -1,11 +1,13 @@
 // CUDA graphs for pure-decode steps (issue 7). A step whose rows are one token each, all sampled on the device
 // with no sparse adjustments or allowed lists, is packed at offsets that depend only on its bucket (the
 // smallest captured batch size that holds it), its rows padded to the bucket. The bucket's graph, captured
-// on first use from such a step, replays every launch of the step; nothing in it depends on per-step host
-// data: attention runs a fixed split count per bucket and sizes each row's splits on the device.
+// at load from a synthetic step of that size (GEMMs tuned first), replays every launch of the step; nothing
+// in it depends on per-step host data: attention runs a fixed split count per bucket and sizes each row's
+// splits on the device.
 // Padded rows: token 0 at position 0, no KV write (slot -1), attending to one harmless kv entry, not sampled.
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "cuda-check.h"
 #include "kernels/kernels.h"
@@ -113,6 +115,35 @@ void ModelRunner::tuneGemms(int rows) {
               stream_);
   gemm_->tune(act_.as<bf16>(), weight(w.downW), proj_.as(), rows, s.hiddenSize, s.intermediateSize, false, stream_);
   gemm_->tune(sampledHidden_.as<bf16>(), lmHead, logits_.as(), rows, s.vocabSize, s.hiddenSize, true, stream_);
+}
+
+void ModelRunner::captureDecodeGraphs() {
+  for (int bucket : buckets_) {
+    const size_t B = static_cast<size_t>(bucket);
+    // B greedy rows of token 0 at position 0, all writing and attending to slot 0 (the pool holds nothing yet).
+    std::vector<int> zeros(B, 0), counting(B + 1), offsets(B + 1, 0), rowInts(4 * B, 0);
+    std::vector<float> rowFloats(4 * B, 0.f);
+    for (size_t i = 0; i <= B; i++) counting[i] = static_cast<int>(i);
+    for (size_t r = 0; r < B; r++) {
+      rowFloats[4 * r + 1] = 1.f;  // top-p
+      rowFloats[4 * r + 3] = 1.f;  // repetition penalty
+      rowInts[4 * r + 3] = kSampleGreedy;
+    }
+    StepView v;
+    v.tokenIds = v.positions = v.kvIndices = v.slotMapping = {zeros.data(), B};
+    v.qIndptr = v.kvIndptr = {counting.data(), B + 1};
+    v.sampleRows = {counting.data(), B};
+    v.numSeqs = v.numTokens = bucket;
+    v.hasSampling = true;
+    v.rowFloats = {rowFloats.data(), 4 * B};
+    v.rowInts = {rowInts.data(), 4 * B};
+    v.adjOffsets = v.allowedOffsets = {offsets.data(), B + 1};
+    execute(stage(v, false));
+  }
+  // The counters and the previous-token reference start with the first real step.
+  graphSteps_ = 0;
+  gpuStepNanos_ = 0;
+  lastNumSampled_ = 0;
 }
 
 cudaGraphExec_t ModelRunner::decodeGraph(int bucket) {

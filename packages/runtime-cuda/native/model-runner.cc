@@ -51,6 +51,7 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
     const int most = std::min({config_.maxBatchSeqs, config_.maxSampleRows, config_.maxBatchTokens});
     for (int bucket = 1; bucket < most; bucket *= 2) buckets_.push_back(bucket);
     buckets_.push_back(most);
+    captureDecodeGraphs();
   }
 }
 

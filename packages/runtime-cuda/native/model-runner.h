@@ -109,6 +109,8 @@ class ModelRunner {
   void stagePacked(const StepView& view, StepLayout& layout, int* words);
   /** Check `view.previous*` against the step staged before it and point those rows at its samples. */
   void stagePreviousTokens(const StepView& view, const StepLayout& layout, int* words) const;
+  /** Tune and capture every bucket's graph from a synthetic decode step (at load, so no request pays for it). */
+  void captureDecodeGraphs();
   /** The executable graph of `bucket`, captured on first use from the staged (graph-layout) step. */
   cudaGraphExec_t decodeGraph(int bucket);
   /** Pick the fastest cuBLASLt algorithm of every GEMM shape a step of `rows` tokens runs (before capture). */
