@@ -37,7 +37,8 @@ export class EarlyLaunchRule {
   allows(step: ScheduledStep, inFlight: ScheduledStep): boolean {
     if (hasSwaps(step) || hasSwaps(inFlight)) return false;
     const { sampling } = step.batch;
-    if (sampling === undefined || !sampling.every((row) => this.samplesOnRuntime(row))) return false;
+    if (sampling === undefined) return false;
+    for (const row of sampling) if (!this.samplesOnRuntime(row)) return false;
     const placeholders = step.placeholders;
     if (placeholders === undefined || placeholders.rows.length === 0) return true;
     const sources = inFlight.batch.sampling;

@@ -50,6 +50,7 @@ describe('early launch on the CPU runtime (greedy rows sampled natively)', () =>
           : { ...greedy, maxTokens: 4 + 5 * i },
     }));
     requests.push({ prompt: { text: 'Once upon a time' }, sampling: { ...greedy, logprobs: 0 } });
+
     const outs = await compareModes(requests);
     outs.slice(0, golden.prompts.length).forEach((out, i) => {
       const expected = golden.greedy[i];
@@ -60,6 +61,18 @@ describe('early launch on the CPU runtime (greedy rows sampled natively)', () =>
     expect(rigs.early.spy.overlap.previousTokens).toBeGreaterThan(before.previousTokens);
     expect(rigs.late.spy.overlap.early).toBe(0);
     expect(rigs.plain.spy.overlap.early).toBe(0);
+  });
+
+  it('a row sampled on the host is no placeholder source, though the next row is sampled natively', async () => {
+    // The CPU runtime samples a greedy row natively only once `minTokens` is reached: here the first three
+    // tokens on the host, then natively. The step after the switch takes its placeholder after complete(); the
+    // ones after that, early.
+    const before = rigs.early.spy.overlap.early;
+    const [out] = await compareModes([
+      { prompt: { tokenIds: golden.prompts[1] }, sampling: { ...greedy, minTokens: 3, maxTokens: 10 } },
+    ]);
+    expect(out.tokens[0]).toHaveLength(10);
+    expect(rigs.early.spy.overlap.early - before).toBe(10 - 4);
   });
 
   it('sequences ending while their next step runs: stop id, stop string, length, abort', async () => {
