@@ -1,12 +1,11 @@
 import { createEngine, type FerrumEngine } from '@ferrum/engine';
-import type { KvCacheManager, LogitsProcessor } from '@ferrum/interfaces';
+import type { ComputeBackend, KvCacheManager, LogitsProcessor } from '@ferrum/interfaces';
 import { createKvCacheManager } from '@ferrum/kv';
 import { createScheduler } from '@ferrum/scheduler';
 import type { GenerateChunk, GenerateRequest } from '@ferrum/types';
 import { expect } from 'vitest';
 import { checkedScheduler } from './checked-scheduler.js';
 import { type Collected, collect } from './collect.js';
-import { createDeviceSamplingBackend } from './device-sampling-backend.js';
 import { fixtureDir } from './fixture-models.js';
 import { createSpyBackend, type SpyRecord } from './spy-backend.js';
 
@@ -31,14 +30,14 @@ export interface Rig {
 }
 
 export interface RigOptions {
-  /** The device-sampling stand-in instead of the CPU runtime (which samples greedy rows only). */
-  readonly device?: boolean;
+  /** The backend under the spy; the CPU runtime (which samples greedy rows only) by default. */
+  readonly inner?: ComputeBackend;
   readonly logitsProcessors?: readonly LogitsProcessor[];
 }
 
 export async function createRig(mode: Mode, options: RigOptions = {}): Promise<Rig> {
   const spy = createSpyBackend({
-    inner: options.device ? createDeviceSamplingBackend() : undefined,
+    inner: options.inner,
     previousTokens: mode === 'late' ? false : undefined,
   });
   let kv: KvCacheManager | undefined;

@@ -2,6 +2,7 @@ import type { LogitsProcessor } from '@ferrum/interfaces';
 import type { SamplingParams } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Collected } from './collect.js';
+import { createDeviceSamplingBackend } from './device-sampling-backend.js';
 import {
   comparable,
   createRig,
@@ -35,8 +36,8 @@ describe('early launch with device sampling', () => {
   let reference: Rig;
   beforeAll(async () => {
     const logitsProcessors = [banOddIds];
-    early = await createRig('early', { device: true, logitsProcessors });
-    late = await createRig('late', { device: true, logitsProcessors });
+    early = await createRig('early', { inner: createDeviceSamplingBackend(), logitsProcessors });
+    late = await createRig('late', { inner: createDeviceSamplingBackend(), logitsProcessors });
     reference = await createRig('plain', { logitsProcessors });
   });
   afterAll(async () => {

@@ -1,3 +1,5 @@
+import type { ComputeBackend } from '@ferrum/interfaces';
+import { createCpuBackend } from '@ferrum/runtime-cpu';
 import type { SamplingParams } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Collected } from './collect.js';
@@ -129,5 +131,45 @@ describe('early launch on the CPU runtime (greedy rows sampled natively)', () =>
     );
     // A prefill and one decode per later token; early launch adds the step planned while the last ran.
     expect(counts).toEqual([stopAt + 1, stopAt, stopAt]);
+  });
+
+  it('a step that fails while the next was launched early fails its requests once; the engine serves on', async () => {
+    const cpu = createCpuBackend();
+    let numForwards = 0;
+    // The fourth forward carries a KV index outside the pool: the runtime refuses it when it runs.
+    const failing: ComputeBackend = {
+      specificationVersion: 'v1',
+      name: 'cpu',
+      probe: () => cpu.probe(),
+      async loadModel(spec) {
+        const inner = await cpu.loadModel(spec);
+        return {
+          info: inner.info,
+          kv: inner.kv,
+          forward: (batch) =>
+            inner.forward(
+              ++numForwards === 4 ? { ...batch, kvIndices: batch.kvIndices.map(() => 1e9) } : batch,
+            ),
+          dispose: () => inner.dispose(),
+        };
+      },
+    };
+    const rig = await createRig('early', { inner: failing });
+    const failed = await Promise.allSettled(
+      golden.prompts
+        .slice(0, 2)
+        .map((prompt) => runAll(rig.engine, [{ prompt: { tokenIds: prompt }, sampling: greedy }])),
+    );
+    for (const outcome of failed) {
+      expect(outcome.status).toBe('rejected');
+      expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: 'invalid_argument' });
+    }
+    // The fifth forward was launched before the fourth failed, and was refused after it.
+    expect(rig.spy.overlap.early).toBeGreaterThanOrEqual(4);
+    expect(numForwards).toBe(5);
+    const [out] = await runAll(rig.engine, [{ prompt: { tokenIds: golden.prompts[0] }, sampling: greedy }]);
+    expect(out.tokens[0]).toEqual(golden.greedy[0]);
+    expectCleanEnd(rig, [out]);
+    await rig.engine.shutdown();
   });
 });
