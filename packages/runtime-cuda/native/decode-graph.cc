@@ -113,6 +113,8 @@ void ModelRunner::tuneGemms(int rows) {
   gemm_->tune(attnOut_.as<bf16>(), weight(w.oW), proj_.as(), rows, s.hiddenSize, s.qDim(), false, stream_);
   gemm_->tune(hidden_.as<bf16>(), weight(w.gateUpW), gateUp_.as(), rows, 2 * s.intermediateSize, s.hiddenSize, false,
               stream_);
+  gemm_->tuneSwiglu(hidden_.as<bf16>(), weight(w.gateUpW), act_.as<bf16>(), rows, s.intermediateSize, s.hiddenSize,
+                    stream_);
   gemm_->tune(act_.as<bf16>(), weight(w.downW), proj_.as(), rows, s.hiddenSize, s.intermediateSize, false, stream_);
   gemm_->tune(sampledHidden_.as<bf16>(), lmHead, logits_.as(), rows, s.vocabSize, s.hiddenSize, true, stream_);
 }

@@ -89,9 +89,9 @@ int Gemm::candidates(const Plan& p, cublasLtMatmulHeuristicResult_t* results, in
   return status == CUBLAS_STATUS_SUCCESS ? count : 0;
 }
 
-Gemm::Plan& Gemm::plan(int m, int n, int k, bool outF32) {
+Gemm::Plan& Gemm::plan(int m, int n, int k, bool outF32, bool swiglu) {
   const uint64_t key = (static_cast<uint64_t>(m) << 42) ^ (static_cast<uint64_t>(n) << 21) ^
-                       static_cast<uint64_t>(k) ^ (outF32 ? (1ull << 63) : 0ull);
+                       static_cast<uint64_t>(k) ^ (outF32 ? (1ull << 63) : 0ull) ^ (swiglu ? (1ull << 62) : 0ull);
   auto found = plans_.find(key);
   if (found != plans_.end()) return found->second;
   // Untuned shapes take cuBLASLt's heuristic choice (see kernels/gemm-skinny.h for the measurement).
@@ -130,8 +130,44 @@ void Gemm::runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaS
                                workspaceBytes_, stream));
 }
 
+template <typename Launch>
+void Gemm::tuneGemv(Plan& p, cudaStream_t stream, Launch launch) {
+  if (p.tuned) return;
+  ColdTimer timer(workspace_, workspaceBytes_);
+  float best = 0.f;
+  for (int rows : kGemvRowsPerBlock) {
+    try {
+      launch(rows);
+    } catch (const NativeError&) {
+      continue;  // a block size this product does not take (the fused SwiGLU has no 16)
+    }
+    const float ms = timer.ms(stream, [&] { launch(rows); });
+    if (best == 0.f || ms < best) {
+      best = ms;
+      p.gemvRows = rows;
+    }
+  }
+  p.tuned = true;
+}
+
+void Gemm::tuneSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream) {
+  if (m == 0 || !fusesSwiglu(x, gateUp, m, k)) return;
+  tuneGemv(plan(m, inter, k, false, true), stream,
+           [&](int rows) { launchGemvSwiglu(x, gateUp, y, m, inter, k, rows, stream); });
+}
+
+void Gemm::runSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream) {
+  if (m == 0) return;
+  launchGemvSwiglu(x, gateUp, y, m, inter, k, plan(m, inter, k, false, true).gemvRows, stream);
+}
+
 void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
-  if (m == 0 || gemvSupports(x, w, m, k)) return;
+  if (m == 0) return;
+  if (gemvSupports(x, w, m, k)) {
+    tuneGemv(plan(m, n, k, outF32), stream,
+             [&](int rows) { launchGemv(x, w, y, m, n, k, outF32, rows, stream); });
+    return;
+  }
   Plan& p = plan(m, n, k, outF32);
   if (p.tuned) return;
   prepareCublas(p, m, n, k, outF32);
@@ -177,7 +213,7 @@ void Gemm::run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool 
   // Few rows (decode) are a pure weight stream: the GEMV kernel runs it nearer the bandwidth limit than
   // cuBLASLt's small-M algorithms, with no split-K reduce kernel.
   if (gemvSupports(x, w, m, k)) {
-    launchGemv(x, w, y, m, n, k, outF32, stream);
+    launchGemv(x, w, y, m, n, k, outF32, plan(m, n, k, outF32).gemvRows, stream);
     return;
   }
   Plan& p = plan(m, n, k, outF32);

@@ -1,8 +1,9 @@
 // Every GEMM of the model: y[M,N] = x[M,K] · w[N,K]ᵀ with bf16 operands, f32 accumulation, and a bf16 or f32
-// output. Up to kGemvMaxRows rows go to the GEMV kernel (launchGemv); the rest to the skinny tensor-core kernel
+// output. Up to kGemvMaxRows rows go to the GEMV kernel (launchGemv, or launchGemvSwiglu for the gated MLP's
+// gate|up product with SwiGLU fused); the rest to the skinny tensor-core kernel
 // (launchSkinnyGemm, kSkinnyMinRows..kSkinnyMaxRows rows) or cuBLASLt. Plans are cached per shape: untuned, a
 // shape takes cuBLASLt's heuristic first choice; a shape tuned ahead of time (the decode-graph batch sizes)
-// takes the fastest of cuBLASLt's candidates and the skinny kernel's grids.
+// takes the fastest of cuBLASLt's candidates and the skinny kernel's grids, or of the GEMV's block sizes.
 #pragma once
 
 #include <cublasLt.h>
@@ -40,6 +41,12 @@ class Gemm {
    * while capturing.
    */
   void tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream);
+  /** Whether runSwiglu takes this product (the GEMV's support). */
+  static bool fusesSwiglu(const bf16* x, const bf16* gateUp, int m, int k) { return gemvSupports(x, gateUp, m, k); }
+  /** y = silu(x · gateᵀ) × (x · upᵀ) for gateUp [2 · inter][k] (launchGemvSwiglu); only where fusesSwiglu. */
+  void runSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream);
+  /** `tune` for runSwiglu's product. */
+  void tuneSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream);
 
  private:
   struct Plan {
@@ -48,9 +55,14 @@ class Gemm {
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
     int skinnyBlocks = 0;  // > 0: the skinny kernel runs this shape with this grid
+    int gemvRows = kGemvDefaultRowsPerBlock;  // GEMV shapes: outputs a block
     bool tuned = false;
   };
-  Plan& plan(int m, int n, int k, bool outF32);
+  /** The plan of a shape; `swiglu` keys runSwiglu's products apart from plain ones. */
+  Plan& plan(int m, int n, int k, bool outF32, bool swiglu = false);
+  /** Time the GEMV's block sizes for a shape of `p` with `launch(rowsPerBlock)` and keep the fastest. */
+  template <typename Launch>
+  void tuneGemv(Plan& p, cudaStream_t stream, Launch launch);
   /** Creates `p`'s cuBLASLt descriptors and the heuristic's first algorithm if not yet done. */
   void prepareCublas(Plan& p, int m, int n, int k, bool outF32);
   void runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaStream_t stream);

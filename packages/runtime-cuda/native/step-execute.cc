@@ -132,9 +132,9 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
     gemm_->run(attnOut_.as<bf16>(), weight(w.oW), proj, T, s.hiddenSize, s.qDim(), false, stream_);
     launchAddRmsNorm(residual, proj, weight(w.oBias), nullptr, weight(w.postNorm), hidden, T, s.hiddenSize,
                      s.rmsNormEps, stream_);
-    if (gemvSupports(hidden, weight(w.gateUpW), T, s.hiddenSize)) {
+    if (Gemm::fusesSwiglu(hidden, weight(w.gateUpW), T, s.hiddenSize)) {
       // Few rows: the GEMV streams gate and up rows together and applies SwiGLU in its epilogue.
-      launchGemvSwiglu(hidden, weight(w.gateUpW), act_.as<bf16>(), T, s.intermediateSize, s.hiddenSize, stream_);
+      gemm_->runSwiglu(hidden, weight(w.gateUpW), act_.as<bf16>(), T, s.intermediateSize, s.hiddenSize, stream_);
     } else {
       gemm_->run(hidden, weight(w.gateUpW), gateUp_.as(), T, 2 * s.intermediateSize, s.hiddenSize, false, stream_);
       launchSwiglu(gateUp_.as<bf16>(), act_.as<bf16>(), T, s.intermediateSize, stream_);

@@ -1,7 +1,8 @@
 // y[M,N] = x[M,K] · w[N,K]ᵀ for a few rows M: a pure weight stream, so the kernel is built for memory
 // bandwidth. A block owns kRows consecutive outputs n and splits K among its threads: each thread issues
-// kRows × kUnroll 16-byte weight loads (past L1, which keeps x) before using any, and reads x through L1.
-// Blocks are short (one to a few load rounds), so the grid's tail is short at every N. The block's partial
+// 16 16-byte weight loads (kRows × kUnroll, past L1, which keeps x) before using any, and reads x through L1.
+// kRows (4, 8 or 16) sets how many blocks a product takes: Gemm::tune times each for a shape, since a grid
+// just over one wave of resident blocks (o_proj at 4 rows a block) leaves a long tail. The block's partial
 // sums meet in shared memory in a fixed order: the result is deterministic, with no split-K reduce kernel.
 #include <string>
 #include <type_traits>
@@ -17,7 +18,7 @@ namespace {
 
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
-constexpr int kRows = 4;  // outputs n a block: x is read once from L1 for kRows weight rows
+constexpr int kLoadsInFlight = 16;  // 16-byte weight loads a thread issues before using any
 
 // A weight vector, read once: not kept in L1, where x lives.
 __device__ __forceinline__ uint4 loadStreaming(const uint4* p) {
@@ -31,11 +32,11 @@ __device__ __forceinline__ uint4 loadStreaming(const uint4* p) {
 // Gated (kGlu): the block's outputs n are silu(gate n) × up n, with gate row n and up row inter + n of w (the
 // fused gate|up weight, inter = `n`): both rows are streamed by the same block, so the SwiGLU needs no kernel
 // or round trip of its own. Each product is rounded to bf16 first, as the separate GEMM + SwiGLU would.
-template <int M, typename Out, bool kGlu>
+template <int M, typename Out, bool kGlu, int kRows>
 __global__ void __launch_bounds__(kThreads, 4) gemvKernel(const bf16* x, const bf16* w, Out* y, int n, int k) {
   constexpr int kLoadRows = kGlu ? 2 * kRows : kRows;  // weight rows a block streams
-  // Fewer weight loads in flight a thread as M grows, to leave registers for the M × kLoadRows accumulators.
-  constexpr int kUnroll = M <= 2 && !kGlu ? 4 : 2;
+  constexpr int kUnroll = kLoadsInFlight / kLoadRows;
+  static_assert(kUnroll >= 1 && kUnroll * kLoadRows == kLoadsInFlight, "rows a block must divide the loads");
   constexpr int kOut = M * kRows;
   static_assert(kOut % kWarps == 0, "each warp finishes the same number of outputs");
   __shared__ float partial[kWarps][M * kLoadRows][32];
@@ -43,13 +44,12 @@ __global__ void __launch_bounds__(kThreads, 4) gemvKernel(const bf16* x, const b
   const int k8 = k / 8;  // 16-byte vectors a row
   const int n0 = blockIdx.x * kRows;
   const uint4* xv = reinterpret_cast<const uint4*>(x);
-  const uint4* wRow[kLoadRows];
-#pragma unroll
-  for (int r = 0; r < kLoadRows; r++) {
-    // Rows past N (the last block) re-read row N - 1 and are never written.
-    const int row = min(n0 + r % kRows, n - 1) + (r >= kRows ? n : 0);
-    wRow[r] = reinterpret_cast<const uint4*>(w) + static_cast<size_t>(row) * k8;
-  }
+  // Row r's vectors start at wBase + r * k8 (up rows n rows further); rows past N (the last block) re-read
+  // row N - 1 and are never written. Offsets, not kLoadRows pointers, keep registers for loads in flight.
+  const uint4* wBase = reinterpret_cast<const uint4*>(w) + static_cast<size_t>(n0) * k8;
+  const auto rowOffset = [&](int r) {
+    return static_cast<size_t>(min(n0 + r % kRows, n - 1) - n0 + (r >= kRows ? n : 0)) * k8;
+  };
   uint4 wv[kUnroll][kLoadRows];
   const auto loadRound = [&](int base) {
 #pragma unroll
@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(kThreads, 4) gemvKernel(const bf16* x, const b
       // Past the row end a thread re-reads the row's last vector (unused), so the loads need no branch.
       const int v = min(base + u * kThreads, k8 - 1);
 #pragma unroll
-      for (int r = 0; r < kLoadRows; r++) wv[u][r] = loadStreaming(wRow[r] + v);
+      for (int r = 0; r < kLoadRows; r++) wv[u][r] = loadStreaming(wBase + rowOffset(r) + v);
     }
   };
   // The weights are constant: the first round is in flight before x, the previous kernel's output, is ready.
@@ -124,16 +124,30 @@ __global__ void __launch_bounds__(kThreads, 4) gemvKernel(const bf16* x, const b
   }
 }
 
-template <int M, typename Out, bool kGlu>
+template <int M, typename Out, bool kGlu, int kRows>
 void launchRows(const bf16* x, const bf16* w, void* y, int n, int k, cudaStream_t stream) {
   const int blocks = (n + kRows - 1) / kRows;
-  launchKernel("gemvKernel", gemvKernel<M, Out, kGlu>, blocks, kThreads, 0, stream, x, w, static_cast<Out*>(y), n, k);
+  launchKernel("gemvKernel", gemvKernel<M, Out, kGlu, kRows>, blocks, kThreads, 0, stream, x, w, static_cast<Out*>(y),
+               n, k);
+}
+
+template <int M, typename Out, bool kGlu>
+void launchFor(const bf16* x, const bf16* w, void* y, int n, int k, int rowsPerBlock, cudaStream_t stream) {
+  switch (rowsPerBlock) {
+    case 16:
+      if constexpr (!kGlu) return launchRows<M, Out, kGlu, 16>(x, w, y, n, k, stream);
+      break;
+    case 8: return launchRows<M, Out, kGlu, 8>(x, w, y, n, k, stream);
+    case 4: return launchRows<M, Out, kGlu, 4>(x, w, y, n, k, stream);
+    default: break;
+  }
+  throw NativeError("internal", "GEMV: unsupported rows a block " + std::to_string(rowsPerBlock));
 }
 
 template <typename Out, bool kGlu>
-void launchFor(const bf16* x, const bf16* w, void* y, int m, int n, int k, cudaStream_t stream) {
-  if (m == 1) return launchRows<1, Out, kGlu>(x, w, y, n, k, stream);
-  launchRows<2, Out, kGlu>(x, w, y, n, k, stream);
+void launchFor(const bf16* x, const bf16* w, void* y, int m, int n, int k, int rowsPerBlock, cudaStream_t stream) {
+  if (m == 1) return launchFor<1, Out, kGlu>(x, w, y, n, k, rowsPerBlock, stream);
+  launchFor<2, Out, kGlu>(x, w, y, n, k, rowsPerBlock, stream);
 }
 
 void checkSupport(const bf16* x, const bf16* w, int m, int k) {
@@ -149,17 +163,19 @@ bool gemvSupports(const bf16* x, const bf16* w, int m, int k) {
   return m >= 1 && m <= kGemvMaxRows && k % 8 == 0 && allAligned(16, {x, w});
 }
 
-void launchGemv(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
+void launchGemv(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, int rowsPerBlock,
+                cudaStream_t stream) {
   checkSupport(x, w, m, k);
   if (n == 0) return;
-  if (outF32) return launchFor<float, false>(x, w, y, m, n, k, stream);
-  launchFor<bf16, false>(x, w, y, m, n, k, stream);
+  if (outF32) return launchFor<float, false>(x, w, y, m, n, k, rowsPerBlock, stream);
+  launchFor<bf16, false>(x, w, y, m, n, k, rowsPerBlock, stream);
 }
 
-void launchGemvSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream) {
+void launchGemvSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, int rowsPerBlock,
+                      cudaStream_t stream) {
   checkSupport(x, gateUp, m, k);
   if (inter == 0) return;
-  launchFor<bf16, true>(x, gateUp, y, m, inter, k, stream);
+  launchFor<bf16, true>(x, gateUp, y, m, inter, k, rowsPerBlock, stream);
 }
 
 }  // namespace ferrum
