@@ -38,8 +38,11 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   setProgrammaticLaunch(major >= 9 && (pdl == nullptr || std::string(pdl) != "0"));
   FERRUM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   FERRUM_CUDA(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming | cudaEventBlockingSync));
-  FERRUM_CUDA(cudaEventCreate(&stepStart_));
-  FERRUM_CUDA(cudaEventCreate(&stepEnd_));
+  for (StagedStep& step : staged_) {
+    FERRUM_CUDA(cudaEventCreate(&step.start));
+    FERRUM_CUDA(cudaEventCreate(&step.end));
+    FERRUM_CUDA(cudaEventCreateWithFlags(&step.done, cudaEventDisableTiming | cudaEventBlockingSync));
+  }
   arena_ = DeviceBuffer(config_.weights.arenaBytes);
   loadWeights(config_.weights, arena_.as<char>(), stream_);
   invFreq_ = DeviceBuffer(config_.invFreq.size() * sizeof(float));
@@ -62,8 +65,11 @@ ModelRunner::~ModelRunner() {
   }
   gemm_.reset();
   if (done_ != nullptr) cudaEventDestroy(done_);
-  if (stepStart_ != nullptr) cudaEventDestroy(stepStart_);
-  if (stepEnd_ != nullptr) cudaEventDestroy(stepEnd_);
+  for (StagedStep& step : staged_) {
+    for (cudaEvent_t event : {step.start, step.end, step.done}) {
+      if (event != nullptr) cudaEventDestroy(event);
+    }
+  }
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 

@@ -1,6 +1,8 @@
 // A model on one GPU: weights, the KV token pool and its pinned host tier, every workspace (all allocated
 // once, here), and the step pipeline. stage() runs on the JS thread (validate and pack the batch into
-// pinned memory); execute() and the KV operations run on the executor's worker thread and block on an event.
+// pinned memory); launch() and the KV operations run on the executor's worker thread, finish() (the wait for a
+// launched step) on its completion thread, so a step staged behind one in flight is enqueued on the stream
+// before the one in flight completes.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -64,8 +66,15 @@ class ModelRunner {
    * (one host logits buffer). Throws NativeError.
    */
   int stage(const StepView& view, bool afterInFlight);
-  /** Worker thread: run the step staged in `staged`; returns once its outputs are in pinned host memory. */
-  void execute(int staged);
+  /** Worker thread: enqueue the step staged in `staged` on the stream (its outputs to pinned host memory). */
+  void launch(int staged);
+  /** Completion thread: wait for the launched step of `staged`; its outputs are then in pinned host memory. */
+  void finish(int staged);
+  /** launch, then finish. */
+  void execute(int staged) {
+    launch(staged);
+    finish(staged);
+  }
   /** After execute(staged): its layout and outputs (pinned host memory, valid until that area is staged again). */
   const StepLayout& layout(int staged) const { return staged_[staged].layout; }
   const int* sampledTokens(int staged) const { return staged_[staged].output.as<int>(); }
@@ -122,8 +131,7 @@ class ModelRunner {
 
   RunnerConfig config_;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t done_ = nullptr;
-  cudaEvent_t stepStart_ = nullptr, stepEnd_ = nullptr;  // timing events of gpuStepNanos
+  cudaEvent_t done_ = nullptr;  // KV transfers
   int numSms_ = 0;
   uint64_t numSlots_ = 0, numHostSlots_ = 0;
   StepCapacity capacity_;
@@ -135,6 +143,8 @@ class ModelRunner {
   struct StagedStep {
     PinnedBuffer upload, output;
     StepLayout layout;
+    cudaEvent_t start = nullptr, end = nullptr;  // timing of gpuStepNanos
+    cudaEvent_t done = nullptr;                  // the step's stream work, outputs copied
   };
   StagedStep staged_[2];
   int nextStaged_ = 0;  // JS thread

@@ -78,6 +78,7 @@ NativeExecutor::NativeExecutor(const Napi::CallbackInfo& info) : Napi::ObjectWra
   }
   runner_.reset(info[0].As<Napi::External<ModelRunner>>().Data());
   queue_ = std::make_unique<TaskQueue>();
+  waiter_ = std::make_unique<TaskQueue>();
   completions_ = Napi::ThreadSafeFunction::New(info.Env(), Napi::Function::New(info.Env(), [](const Napi::CallbackInfo&) {}),
                                                "ferrum-cuda-completion", 0, 1);
   completions_.Unref(info.Env());  // referenced only while work is pending, so an idle executor lets Node exit
@@ -88,28 +89,47 @@ NativeExecutor::~NativeExecutor() { shutDown(); }
 void NativeExecutor::shutDown() {
   if (!queue_) return;
   queue_.reset();  // drains (nothing is pending: the object is referenced while work is) and joins
+  waiter_.reset();  // after the worker, which feeds it
   runner_.reset();
   completions_.Release();
 }
 
+namespace {
+
+// Runs `task` (when set), recording what it throws in `completion`; false when it threw.
+template <typename Completion>
+bool attempt(Completion* completion, const std::function<void()>& task) {
+  if (!task) return true;
+  try {
+    task();
+    return true;
+  } catch (const NativeError& e) {
+    completion->errorCode = e.code();
+    completion->errorMessage = e.what();
+  } catch (const std::exception& e) {
+    completion->errorCode = "internal";
+    completion->errorMessage = e.what();
+  }
+  return false;
+}
+
+}  // namespace
+
 void NativeExecutor::submit(Napi::Env env, Napi::Promise::Deferred deferred, std::function<void()> work,
-                            std::function<Napi::Value(Napi::Env)> value, bool isForward) {
+                            std::function<void()> wait, std::function<Napi::Value(Napi::Env)> value,
+                            bool isForward) {
   if (pending_++ == 0) {
     Ref();
     completions_.Ref(env);
   }
   auto* completion = new Completion{deferred, std::move(value), isForward, {}, {}};
-  queue_->push([this, completion, work = std::move(work)] {
-    try {
-      work();
-    } catch (const NativeError& e) {
-      completion->errorCode = e.code();
-      completion->errorMessage = e.what();
-    } catch (const std::exception& e) {
-      completion->errorCode = "internal";
-      completion->errorMessage = e.what();
-    }
-    completions_.BlockingCall(completion, [this](Napi::Env env, Napi::Function, Completion* c) { complete(env, c); });
+  queue_->push([this, completion, work = std::move(work), wait = std::move(wait)]() mutable {
+    const bool launched = attempt(completion, work);
+    // The wait goes to the completion thread, so the worker is free to launch a step queued behind this one.
+    waiter_->push([this, completion, launched, wait = std::move(wait)] {
+      if (launched) attempt(completion, wait);
+      completions_.BlockingCall(completion, [this](Napi::Env env, Napi::Function, Completion* c) { complete(env, c); });
+    });
   });
 }
 
@@ -145,7 +165,7 @@ Napi::Value NativeExecutor::Forward(const Napi::CallbackInfo& info) {
   }
   forwardsInFlight_++;
   ModelRunner* runner = runner_.get();
-  submit(env, deferred, [runner, staged] { runner->execute(staged); },
+  submit(env, deferred, [runner, staged] { runner->launch(staged); }, [runner, staged] { runner->finish(staged); },
          [this, staged](Napi::Env e) { return forwardResult(e, staged); }, true);
   return deferred.Promise();
 }
@@ -195,7 +215,8 @@ Napi::Value NativeExecutor::transfer(const Napi::CallbackInfo& info, KvTransfer 
   }
   ModelRunner* runner = runner_.get();
   submit(env, deferred,
-         [runner, kind, src = std::move(src), dst = std::move(dst)] { runner->transfer(kind, src, dst); }, nullptr, false);
+         [runner, kind, src = std::move(src), dst = std::move(dst)] { runner->transfer(kind, src, dst); }, nullptr,
+         nullptr, false);
   return deferred.Promise();
 }
 
@@ -211,8 +232,9 @@ Napi::Value NativeExecutor::Dispose(const Napi::CallbackInfo& info) {
     return deferred.Promise();
   }
   disposed_ = true;
-  // Freed on the worker thread after every queued step; the thread is joined once nothing is pending.
-  submit(env, deferred, [this] { runner_.reset(); }, nullptr, false);
+  // Freed on the completion thread after every queued step has completed; the threads are joined once nothing
+  // is pending.
+  submit(env, deferred, nullptr, [this] { runner_.reset(); }, nullptr, false);
   return deferred.Promise();
 }
 

@@ -1,5 +1,6 @@
 // The JS object behind a loaded model (NativeExecutor in src/native-addon.ts). Every method returns a
-// Promise; the work runs on the executor's worker thread and settles through a thread-safe function.
+// Promise; the work runs on the executor's worker thread, waits for the GPU on its completion thread (so the
+// worker can enqueue a step staged behind one in flight) and settles through a thread-safe function.
 #pragma once
 
 #include <napi.h>
@@ -35,14 +36,18 @@ class NativeExecutor : public Napi::ObjectWrap<NativeExecutor> {
 
   Napi::Value transfer(const Napi::CallbackInfo& info, KvTransfer kind);
   Napi::Value forwardResult(Napi::Env env, int staged);
-  /** Queue `work`; the promise of `deferred` settles with `value(env)` or the error `work` threw. */
-  void submit(Napi::Env env, Napi::Promise::Deferred deferred, std::function<void()> work,
+  /**
+   * Queue `work` on the worker, then `wait` on the completion thread (either may be empty); the promise of
+   * `deferred` settles, in submission order, with `value(env)` or the error either threw.
+   */
+  void submit(Napi::Env env, Napi::Promise::Deferred deferred, std::function<void()> work, std::function<void()> wait,
               std::function<Napi::Value(Napi::Env)> value, bool isForward);
   void complete(Napi::Env env, Completion* completion);
   void shutDown();
 
   std::unique_ptr<ModelRunner> runner_;
-  std::unique_ptr<TaskQueue> queue_;
+  std::unique_ptr<TaskQueue> queue_;   // the worker: launches steps, runs KV transfers
+  std::unique_ptr<TaskQueue> waiter_;  // the completion thread: waits for launched steps, in order
   Napi::ThreadSafeFunction completions_;
   int pending_ = 0;
   int forwardsInFlight_ = 0;

@@ -1,5 +1,5 @@
-// ModelRunner::execute: one forward step on the stream (a decode-graph replay or eager launches), then an
-// event wait. Per layer:
+// ModelRunner::launch: one forward step on the stream (a decode-graph replay or eager launches) and its output
+// copies; ModelRunner::finish: the wait for it. Per layer:
 //   [add+]RMSNorm → QKV GEMM → bias/qk-norm/RoPE/KV write → attention → o_proj GEMM → add+RMSNorm →
 //   gate|up GEMM → SwiGLU (one fused GEMV at 1–2 rows) → down GEMM; then the final norm for the sampled rows only, lm_head (f32
 //   logits), host logits for the rows that asked, and device sampling.
@@ -16,13 +16,14 @@ size_t ModelRunner::partialRowSplits() const {
   return partial_.bytes() / (sizeof(float) * s.numHeads * (s.headDim + 2));
 }
 
-void ModelRunner::execute(int staged) {
+void ModelRunner::launch(int staged) {
   FERRUM_CUDA(cudaSetDevice(config_.device));
   running_ = staged;
-  const StepLayout& L = staged_[staged].layout;
+  StagedStep& step = staged_[staged];
+  const StepLayout& L = step.layout;
   const ModelShape& s = config_.shape;
-  FERRUM_CUDA(cudaEventRecord(stepStart_, stream_));
-  FERRUM_CUDA(cudaMemcpyAsync(upload_.as(), staged_[staged].upload.as(), L.words * 4, cudaMemcpyHostToDevice, stream_));
+  FERRUM_CUDA(cudaEventRecord(step.start, stream_));
+  FERRUM_CUDA(cudaMemcpyAsync(upload_.as(), step.upload.as(), L.words * 4, cudaMemcpyHostToDevice, stream_));
   const int* upload = upload_.as<int>();
   cudaGraphExec_t graph = L.graphBucket > 0 ? decodeGraph(L.graphBucket) : nullptr;
   if (graph != nullptr) {
@@ -45,14 +46,19 @@ void ModelRunner::execute(int staged) {
     if (L.numSampled > 0) runHead(upload, L.numSampled);
   }
   if (L.sampling && L.numSampled > 0) {
-    FERRUM_CUDA(cudaMemcpyAsync(staged_[staged].output.as(), output_.as(), 2 * config_.maxSampleRows * sizeof(int),
+    FERRUM_CUDA(cudaMemcpyAsync(step.output.as(), output_.as(), 2 * config_.maxSampleRows * sizeof(int),
                                 cudaMemcpyDeviceToHost, stream_));
   }
-  FERRUM_CUDA(cudaEventRecord(stepEnd_, stream_));
-  FERRUM_CUDA(cudaEventRecord(done_, stream_));
-  FERRUM_CUDA(cudaEventSynchronize(done_));
+  FERRUM_CUDA(cudaEventRecord(step.end, stream_));
+  FERRUM_CUDA(cudaEventRecord(step.done, stream_));
+}
+
+void ModelRunner::finish(int staged) {
+  FERRUM_CUDA(cudaSetDevice(config_.device));
+  const StagedStep& step = staged_[staged];
+  FERRUM_CUDA(cudaEventSynchronize(step.done));
   float ms = 0.f;
-  FERRUM_CUDA(cudaEventElapsedTime(&ms, stepStart_, stepEnd_));
+  FERRUM_CUDA(cudaEventElapsedTime(&ms, step.start, step.end));
   gpuStepNanos_.fetch_add(static_cast<uint64_t>(static_cast<double>(ms) * 1e6), std::memory_order_relaxed);
 }
 

@@ -1,5 +1,6 @@
-// The executor's worker thread: runs tasks one at a time in submission order, so KV transfers and forward
-// steps stay ordered as the KvStorage contract requires, and the JS thread never waits on the GPU.
+// A thread that runs tasks one at a time in submission order: the executor's worker (KV transfers and step
+// launches stay ordered as the KvStorage contract requires) and its completion thread; the JS thread never
+// waits on the GPU.
 #pragma once
 
 #include <condition_variable>
