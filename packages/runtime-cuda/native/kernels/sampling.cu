@@ -6,6 +6,7 @@
 //   top-p (keep a token iff the kept mass of strictly larger logits is < topP × kept mass), then an
 //   inverse-CDF draw in ascending id order with u = seededUniform(seed, step).
 // Thresholds are found by bitwise search over order-preserving 32-bit keys of the logits, so nothing is sorted.
+#include <climits>
 #include <cub/block/block_scan.cuh>
 
 #include "../cuda-check.h"
@@ -114,11 +115,80 @@ __device__ uint32_t topPKey(const Row& r, float target, float* floatScratch) {
   return tau + 1;
 }
 
+// Running (max, sum of exp(l - max), lowest id of the max) over a row: the greedy pick and its log-softmax in
+// one pass. -inf logits add nothing.
+struct GreedyScan {
+  float max = -INFINITY, sum = 0.f;
+  int arg = INT_MAX;
+  __device__ void visit(float l, int i) {
+    if (l > max) {
+      sum = sum * __expf(max - l) + 1.f;  // 0 × 0 while max is -inf
+      max = l;
+      arg = i;
+    } else if (l > -INFINITY) {
+      sum += __expf(l - max);
+      if (l == max && i < arg) arg = i;
+    }
+  }
+  __device__ void merge(float otherMax, float otherSum, int otherArg) {
+    const float m = fmaxf(max, otherMax);
+    if (m == -INFINITY) return;
+    sum = (max == -INFINITY ? 0.f : sum * __expf(max - m)) + (otherMax == -INFINITY ? 0.f : otherSum * __expf(otherMax - m));
+    arg = max == otherMax ? min(arg, otherArg) : (otherMax > max ? otherArg : arg);
+    max = m;
+  }
+  __device__ void mergeLanes() {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      merge(__shfl_xor_sync(0xffffffffu, max, offset), __shfl_xor_sync(0xffffffffu, sum, offset),
+            __shfl_xor_sync(0xffffffffu, arg, offset));
+    }
+  }
+};
+
+// A greedy row with no adjustments or allowed list: the processed logits are the raw ones, so one pass
+// (16-byte loads where the row allows) gives the token, the lowest id of the maximum, and -log Σ exp(l - max),
+// its raw and processed logprob alike.
+__device__ __noinline__ void sampleGreedyPlain(const SamplingArgs& a, const float* row, int r, float* floatScratch,
+                                  int* intScratch, float* sumScratch) {
+  const int V = a.vocabSize;
+  GreedyScan scan;
+  const int vectors = reinterpret_cast<uintptr_t>(row) % 16 == 0 ? V / 4 : 0;
+  for (int i = threadIdx.x; i < vectors; i += kThreads) {
+    const float4 v = reinterpret_cast<const float4*>(row)[i];
+    scan.visit(v.x, 4 * i);
+    scan.visit(v.y, 4 * i + 1);
+    scan.visit(v.z, 4 * i + 2);
+    scan.visit(v.w, 4 * i + 3);
+  }
+  for (int i = 4 * vectors + threadIdx.x; i < V; i += kThreads) scan.visit(row[i], i);
+  scan.mergeLanes();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) {
+    floatScratch[warp] = scan.max;
+    sumScratch[warp] = scan.sum;
+    intScratch[warp] = scan.arg;
+  }
+  __syncthreads();
+  if (warp != 0) return;
+  GreedyScan block;
+  block.max = floatScratch[lane];  // kThreads / 32 == 32 warps: every lane has an entry
+  block.sum = sumScratch[lane];
+  block.arg = intScratch[lane];
+  block.mergeLanes();
+  if (lane == 0) {
+    const bool any = block.max > -INFINITY;
+    a.outTokens[r] = any ? block.arg : kNothingToSample;
+    a.outLogprobs[r] = any ? -logf(block.sum) : NAN;
+  }
+}
+
 __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   using Scan = cub::BlockScan<double, kThreads>;
   __shared__ typename Scan::TempStorage scanStorage;
   __shared__ float floatScratch[32];
   __shared__ int intScratch[32];
+  __shared__ float sumScratch[32];
   __shared__ int chosen;
   __shared__ float rawChosen;
   waitForPriorGrids();
@@ -135,6 +205,10 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
     }
     return;
   }
+  const int adjBegin = a.adjOffsets[r], adjEnd = a.adjOffsets[r + 1];
+  if ((flags & kSampleGreedy) && !(flags & kSampleAllowedOnly) && adjBegin == adjEnd) {
+    return sampleGreedyPlain(a, row, r, floatScratch, intScratch, sumScratch);
+  }
 
   // Raw log-sum-exp, before any adjustment.
   float localMax = -INFINITY;
@@ -146,7 +220,6 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
 
   // Sparse adjustments; ids within a row are unique, so threads never touch the same logit.
   const float repetition = a.rowFloats[r * 4 + 3];
-  const int adjBegin = a.adjOffsets[r], adjEnd = a.adjOffsets[r + 1];
   for (int e = adjBegin + threadIdx.x; e < adjEnd; e += kThreads) {
     const int id = a.adjIds[e];
     float v = row[id];
