@@ -162,7 +162,8 @@ cudaGraphExec_t ModelRunner::decodeGraph(int bucket) {
     AttentionPlan attention;
     attention.rows = bucket;
     attention.numSplits = graphSplits(bucket);
-    runHead(upload, bucket, runLayers(upload, bucket, attention));
+    runLayers(upload, bucket, attention);
+    runHead(upload, bucket);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "runtime-cuda: decode graph for batch %d not captured (%s); running it eagerly\n", bucket,
                  e.what());

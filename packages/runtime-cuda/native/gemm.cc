@@ -156,15 +156,9 @@ void Gemm::tuneSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int int
            [&](int rows) { launchGemvSwiglu(x, gateUp, y, m, inter, k, rows, stream); });
 }
 
-void Gemm::runSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream,
-                     const GemvNorm* norm) {
+void Gemm::runSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream) {
   if (m == 0) return;
-  launchGemvSwiglu(x, gateUp, y, m, inter, k, plan(m, inter, k, false, true).gemvRows, stream, norm);
-}
-
-void Gemm::runNormed(const GemvNorm& norm, const bf16* w, bf16* y, int m, int n, int k, cudaStream_t stream) {
-  if (m == 0) return;
-  launchGemv(nullptr, w, y, m, n, k, false, plan(m, n, k, false).gemvRows, stream, &norm);
+  launchGemvSwiglu(x, gateUp, y, m, inter, k, plan(m, inter, k, false, true).gemvRows, stream);
 }
 
 void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {

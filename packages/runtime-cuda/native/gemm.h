@@ -43,14 +43,8 @@ class Gemm {
   void tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream);
   /** Whether runSwiglu takes this product (the GEMV's support). */
   static bool fusesSwiglu(const bf16* x, const bf16* gateUp, int m, int k) { return gemvSupports(x, gateUp, m, k); }
-  /**
-   * y = silu(x · gateᵀ) × (x · upᵀ) for gateUp [2 · inter][k] (launchGemvSwiglu); only where fusesSwiglu, or
-   * with `norm` (x then ignored) where gemvNormSupports.
-   */
-  void runSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream,
-                 const GemvNorm* norm = nullptr);
-  /** The GEMV of `run` with its x computed from `norm` (bf16 y); only where gemvNormSupports. */
-  void runNormed(const GemvNorm& norm, const bf16* w, bf16* y, int m, int n, int k, cudaStream_t stream);
+  /** y = silu(x · gateᵀ) × (x · upᵀ) for gateUp [2 · inter][k] (launchGemvSwiglu); only where fusesSwiglu. */
+  void runSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream);
   /** `tune` for runSwiglu's product. */
   void tuneSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream);
 

@@ -84,7 +84,6 @@ void ModelRunner::allocateWorkspaces() {
   gemmWorkspace_ = DeviceBuffer(kGemmWorkspaceBytes);
   gemm_ = std::make_unique<Gemm>(gemmWorkspace_.as(), kGemmWorkspaceBytes);
   residual_ = DeviceBuffer(bf16Bytes(t * s.hiddenSize));
-  residualSpare_ = DeviceBuffer(bf16Bytes(static_cast<size_t>(kGemvMaxRows) * s.hiddenSize));
   hidden_ = DeviceBuffer(bf16Bytes(t * s.hiddenSize));
   qkv_ = DeviceBuffer(bf16Bytes(t * s.qkvDim()));
   attnOut_ = DeviceBuffer(bf16Bytes(t * s.qDim()));

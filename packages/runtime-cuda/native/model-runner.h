@@ -108,10 +108,8 @@ class ModelRunner {
   void allocateWorkspaces();
   void allocateKvPools();
   bf16* weight(int64_t offset) const;
-  /** The layers of a step; returns the buffer the residual stream ends in (residual_ or residualSpare_). */
-  bf16* runLayers(const int* upload, int numTokens, const AttentionPlan& attention);
-  /** The final norm of the sampled rows of `residual` (+ the last MLP output), lm_head and sampling. */
-  void runHead(const int* upload, int numSampled, bf16* residual);
+  void runLayers(const int* upload, int numTokens, const AttentionPlan& attention);
+  void runHead(const int* upload, int numSampled);
   /** Decode-graph bucket for `numSeqs` single-token rows, or 0 when graphs are off or it is too large. */
   int graphBucket(int numSeqs) const;
   /** Pack a pure-decode step at the fixed offsets of its bucket's graph; false when it does not fit one. */
@@ -157,7 +155,6 @@ class ModelRunner {
 
   DeviceBuffer arena_, invFreq_, gemmWorkspace_;
   DeviceBuffer residual_, hidden_, qkv_, attnOut_, gateUp_, act_, proj_, sampledHidden_, logits_, partial_;
-  DeviceBuffer residualSpare_;  // kGemvMaxRows rows: where a norm fused into a GEMV writes the residual sum
   DeviceBuffer kPool_, vPool_;
   PinnedBuffer hostK_, hostV_;
   PinnedBuffer hostLogits_, hostKvIndices_;

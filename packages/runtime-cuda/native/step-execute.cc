@@ -1,8 +1,7 @@
 // ModelRunner::launch: one forward step on the stream (a decode-graph replay or eager launches) and its output
 // copies; ModelRunner::finish: the wait for it. Per layer:
 //   [add+]RMSNorm → QKV GEMM → bias/qk-norm/RoPE/KV write → attention → o_proj GEMM → add+RMSNorm →
-//   gate|up GEMM → SwiGLU → down GEMM; at 1–2 rows each norm runs in the next GEMV's prologue and the
-//   SwiGLU in the gate|up GEMV's epilogue; then the final norm for the sampled rows only, lm_head (f32
+//   gate|up GEMM → SwiGLU (one fused GEMV at 1–2 rows) → down GEMM; then the final norm for the sampled rows only, lm_head (f32
 //   logits), host logits for the rows that asked, and device sampling.
 #include <algorithm>
 #include <cmath>
@@ -43,8 +42,8 @@ void ModelRunner::launch(int staged) {
     attention.tileSplits = choosePrefillSplits(L.numPrefillTiles, s.numHeads, L.maxPrefillKvLen, L.numTokens, numSms_,
                                                partialRowSplits());
     attention.tiles = upload + L.prefillTiles;
-    bf16* residual = L.numTokens > 0 ? runLayers(upload, L.numTokens, attention) : residual_.as<bf16>();
-    if (L.numSampled > 0) runHead(upload, L.numSampled, residual);
+    if (L.numTokens > 0) runLayers(upload, L.numTokens, attention);
+    if (L.numSampled > 0) runHead(upload, L.numSampled);
   }
   if (L.sampling && L.numSampled > 0) {
     FERRUM_CUDA(cudaMemcpyAsync(step.output.as(), output_.as(), 2 * config_.maxSampleRows * sizeof(int),
@@ -63,14 +62,11 @@ void ModelRunner::finish(int staged) {
   gpuStepNanos_.fetch_add(static_cast<uint64_t>(static_cast<double>(ms) * 1e6), std::memory_order_relaxed);
 }
 
-bf16* ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPlan& plan) {
+void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPlan& plan) {
   const ModelShape& s = config_.shape;
   const StepLayout& L = staged_[running_].layout;
   const int T = numTokens;
-  // The residual stream. A norm fused into a GEMV writes the sum to `spare` (its blocks all read `residual`),
-  // and the two swap.
   bf16* residual = residual_.as<bf16>();
-  bf16* spare = residualSpare_.as<bf16>();
   bf16* hidden = hidden_.as<bf16>();
   bf16* proj = proj_.as<bf16>();
   const size_t layerPool = numSlots_ * s.kvDim();
@@ -80,15 +76,9 @@ bf16* ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPl
   for (int l = 0; l < s.numLayers; l++) {
     const LayerOffsets& w = config_.layers[l];
     // Layer l > 0 first adds the previous layer's MLP output into the residual stream.
-    GemvNorm inNorm{residual, l == 0 ? nullptr : proj, nullptr, weight(w.inNorm), spare, s.rmsNormEps};
-    if (gemvNormSupports(inNorm, weight(w.qkvW), T, s.hiddenSize)) {
-      gemm_->runNormed(inNorm, weight(w.qkvW), qkv_.as<bf16>(), T, s.qkvDim(), s.hiddenSize, stream_);
-      if (inNorm.delta != nullptr) std::swap(residual, spare);
-    } else {
-      launchAddRmsNorm(residual, inNorm.delta, nullptr, nullptr, inNorm.weight, hidden, T, s.hiddenSize, s.rmsNormEps,
-                       stream_);
-      gemm_->run(hidden, weight(w.qkvW), qkv_.as(), T, s.qkvDim(), s.hiddenSize, false, stream_);
-    }
+    launchAddRmsNorm(residual, l == 0 ? nullptr : proj, nullptr, nullptr, weight(w.inNorm), hidden, T, s.hiddenSize,
+                     s.rmsNormEps, stream_);
+    gemm_->run(hidden, weight(w.qkvW), qkv_.as(), T, s.qkvDim(), s.hiddenSize, false, stream_);
 
     QkvRopeArgs rope{};
     rope.qkv = qkv_.as<bf16>();
@@ -146,35 +136,26 @@ bf16* ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPl
     }
 
     gemm_->run(attnOut_.as<bf16>(), weight(w.oW), proj, T, s.hiddenSize, s.qDim(), false, stream_);
-    GemvNorm postNorm{residual, proj, weight(w.oBias), weight(w.postNorm), spare, s.rmsNormEps};
-    if (gemvNormSupports(postNorm, weight(w.gateUpW), T, s.hiddenSize)) {
-      // Few rows: one GEMV normalizes, streams gate and up rows together and applies SwiGLU in its epilogue.
-      gemm_->runSwiglu(nullptr, weight(w.gateUpW), act_.as<bf16>(), T, s.intermediateSize, s.hiddenSize, stream_,
-                       &postNorm);
-      std::swap(residual, spare);
+    launchAddRmsNorm(residual, proj, weight(w.oBias), nullptr, weight(w.postNorm), hidden, T, s.hiddenSize,
+                     s.rmsNormEps, stream_);
+    if (Gemm::fusesSwiglu(hidden, weight(w.gateUpW), T, s.hiddenSize)) {
+      // Few rows: the GEMV streams gate and up rows together and applies SwiGLU in its epilogue.
+      gemm_->runSwiglu(hidden, weight(w.gateUpW), act_.as<bf16>(), T, s.intermediateSize, s.hiddenSize, stream_);
     } else {
-      launchAddRmsNorm(residual, proj, postNorm.deltaBias, nullptr, postNorm.weight, hidden, T, s.hiddenSize,
-                       s.rmsNormEps, stream_);
-      if (Gemm::fusesSwiglu(hidden, weight(w.gateUpW), T, s.hiddenSize)) {
-        gemm_->runSwiglu(hidden, weight(w.gateUpW), act_.as<bf16>(), T, s.intermediateSize, s.hiddenSize, stream_);
-      } else {
-        gemm_->run(hidden, weight(w.gateUpW), gateUp_.as(), T, 2 * s.intermediateSize, s.hiddenSize, false, stream_);
-        launchSwiglu(gateUp_.as<bf16>(), act_.as<bf16>(), T, s.intermediateSize, stream_);
-      }
+      gemm_->run(hidden, weight(w.gateUpW), gateUp_.as(), T, 2 * s.intermediateSize, s.hiddenSize, false, stream_);
+      launchSwiglu(gateUp_.as<bf16>(), act_.as<bf16>(), T, s.intermediateSize, stream_);
     }
     gemm_->run(act_.as<bf16>(), weight(w.downW), proj, T, s.hiddenSize, s.intermediateSize, false, stream_);
   }
-  return residual;
 }
 
-void ModelRunner::runHead(const int* upload, int numSampled, bf16* residual) {
+void ModelRunner::runHead(const int* upload, int numSampled) {
   const ModelShape& s = config_.shape;
   const StepLayout& L = staged_[running_].layout;
   const int S = numSampled;
   const size_t V = static_cast<size_t>(s.vocabSize);
   // The last MLP output joins the residual only for the rows that are sampled.
-  launchAddRmsNorm(residual, proj_.as<bf16>(), nullptr, upload + L.sampleRows,
-                   weight(config_.finalNormOffset),
+  launchAddRmsNorm(residual_.as<bf16>(), proj_.as<bf16>(), nullptr, upload + L.sampleRows, weight(config_.finalNormOffset),
                    sampledHidden_.as<bf16>(), S, s.hiddenSize, s.rmsNormEps, stream_);
   const bf16* lmHead = weight(config_.lmHeadOffset >= 0 ? config_.lmHeadOffset : config_.embedOffset);
   float* logits = logits_.as<float>();

@@ -4,9 +4,6 @@
 // kRows (4, 8 or 16) sets how many blocks a product takes: Gemm::tune times each for a shape, since a grid
 // just over one wave of resident blocks (o_proj at 4 rows a block) leaves a long tail. The block's partial
 // sums meet in shared memory in a fixed order: the result is deterministic, with no split-K reduce kernel.
-// With a norm (kNorm), x is RMSNorm(residual + delta) of the layer, computed by every block into shared memory
-// (a few KB from L2, while its first weight loads are in flight) instead of by a kernel of its own; block 0
-// writes the residual sum to a second buffer, so no block reads a residual another is overwriting.
 #include <string>
 #include <type_traits>
 
@@ -15,7 +12,6 @@
 #include "device-math.cuh"
 #include "kernels.h"
 #include "launch.cuh"
-#include "rms-norm.cuh"
 
 namespace ferrum {
 namespace {
@@ -36,47 +32,8 @@ __device__ __forceinline__ uint4 loadStreaming(const uint4* p) {
 // Gated (kGlu): the block's outputs n are silu(gate n) × up n, with gate row n and up row inter + n of w (the
 // fused gate|up weight, inter = `n`): both rows are streamed by the same block, so the SwiGLU needs no kernel
 // or round trip of its own. Each product is rounded to bf16 first, as the separate GEMM + SwiGLU would.
-// x[m] = RMSNorm(residual[m] + delta[m]) into xs ([M][k8] vectors), the residual sum to residualOut by block 0.
-template <int M>
-__device__ void normInto(uint4* xs, const GemvNorm& norm, int k8) {
-  __shared__ float scratch[32];
-  const uint4* res = reinterpret_cast<const uint4*>(norm.residual);
-  const uint4* delta = reinterpret_cast<const uint4*>(norm.delta);
-  const uint4* bias = reinterpret_cast<const uint4*>(norm.deltaBias);
-  const uint4* weight = reinterpret_cast<const uint4*>(norm.weight);
-  const bool writeSum = blockIdx.x == 0 && delta != nullptr;
-#pragma unroll
-  for (int m = 0; m < M; m++) {
-    float sumSquares = 0.f;
-    for (int v = threadIdx.x; v < k8; v += kThreads) {
-      float x[8], d[8] = {}, b[8] = {};
-      unpackBf16(res[m * k8 + v], x);
-      if (delta != nullptr) unpackBf16(delta[m * k8 + v], d);
-      if (bias != nullptr) unpackBf16(bias[v], b);
-#pragma unroll
-      for (int e = 0; e < 8; e++) {
-        if (delta != nullptr) x[e] = residualSum(x[e], d[e], b[e], bias != nullptr);
-        sumSquares += x[e] * x[e];
-      }
-      packBf16(x, xs[m * k8 + v]);  // exact: x holds bf16 values
-      if (writeSum) reinterpret_cast<uint4*>(norm.residualOut)[m * k8 + v] = xs[m * k8 + v];
-    }
-    const float inv = rsqrtf(blockSum(sumSquares, scratch) / (8 * k8) + norm.eps);
-    for (int v = threadIdx.x; v < k8; v += kThreads) {  // the vectors this thread wrote
-      float x[8], wf[8];
-      unpackBf16(xs[m * k8 + v], x);
-      unpackBf16(weight[v], wf);
-#pragma unroll
-      for (int e = 0; e < 8; e++) x[e] = normalized(x[e], inv, wf[e]);
-      packBf16(x, xs[m * k8 + v]);
-    }
-  }
-  __syncthreads();
-}
-
-template <int M, typename Out, bool kGlu, int kRows, bool kNorm>
-__global__ void __launch_bounds__(kThreads, 4)
-    gemvKernel(const bf16* x, const bf16* w, Out* y, int n, int k, GemvNorm norm) {
+template <int M, typename Out, bool kGlu, int kRows>
+__global__ void __launch_bounds__(kThreads, 4) gemvKernel(const bf16* x, const bf16* w, Out* y, int n, int k) {
   constexpr int kLoadRows = kGlu ? 2 * kRows : kRows;  // weight rows a block streams
   constexpr int kUnroll = kLoadsInFlight / kLoadRows;
   static_assert(kUnroll >= 1 && kUnroll * kLoadRows == kLoadsInFlight, "rows a block must divide the loads");
@@ -107,9 +64,6 @@ __global__ void __launch_bounds__(kThreads, 4)
   loadRound(threadIdx.x);
   waitForPriorGrids();
   allowDependentLaunch();
-  extern __shared__ __align__(16) unsigned char normed[];
-  uint4* xs = reinterpret_cast<uint4*>(normed);  // kNorm: x, [M][k8]
-  if constexpr (kNorm) normInto<M>(xs, norm, k8);
 
   float acc[M][kLoadRows] = {};
   for (int base = threadIdx.x; base < k8; base += kThreads * kUnroll) {
@@ -124,7 +78,7 @@ __global__ void __launch_bounds__(kThreads, 4)
 #pragma unroll
       for (int m = 0; m < M; m++) {
         float xf[8];
-        unpackBf16(kNorm ? xs[m * k8 + v] : __ldg(xv + static_cast<size_t>(m) * k8 + v), xf);
+        unpackBf16(__ldg(xv + static_cast<size_t>(m) * k8 + v), xf);
 #pragma unroll
         for (int r = 0; r < kLoadRows; r++) {
 #pragma unroll
@@ -171,44 +125,33 @@ __global__ void __launch_bounds__(kThreads, 4)
 }
 
 template <int M, typename Out, bool kGlu, int kRows>
-void launchRows(const bf16* x, const bf16* w, void* y, int n, int k, const GemvNorm* norm, cudaStream_t stream) {
+void launchRows(const bf16* x, const bf16* w, void* y, int n, int k, cudaStream_t stream) {
   const int blocks = (n + kRows - 1) / kRows;
-  Out* out = static_cast<Out*>(y);
-  if (norm == nullptr) {
-    launchKernel("gemvKernel", gemvKernel<M, Out, kGlu, kRows, false>, blocks, kThreads, 0, stream, x, w, out, n, k,
-                 GemvNorm{});
-  } else if constexpr (std::is_same_v<Out, bf16>) {  // a norm feeds a layer's bf16 products only
-    launchKernel("gemvKernel", gemvKernel<M, Out, kGlu, kRows, true>, blocks, kThreads, M * k * sizeof(bf16), stream,
-                 x, w, out, n, k, *norm);
-  } else {
-    throw NativeError("internal", "GEMV: a norm prologue with an f32 output");
-  }
+  launchKernel("gemvKernel", gemvKernel<M, Out, kGlu, kRows>, blocks, kThreads, 0, stream, x, w, static_cast<Out*>(y),
+               n, k);
 }
 
 template <int M, typename Out, bool kGlu>
-void launchFor(const bf16* x, const bf16* w, void* y, int n, int k, int rowsPerBlock, const GemvNorm* norm,
-               cudaStream_t stream) {
+void launchFor(const bf16* x, const bf16* w, void* y, int n, int k, int rowsPerBlock, cudaStream_t stream) {
   switch (rowsPerBlock) {
     case 16:
-      if constexpr (!kGlu) return launchRows<M, Out, kGlu, 16>(x, w, y, n, k, norm, stream);
+      if constexpr (!kGlu) return launchRows<M, Out, kGlu, 16>(x, w, y, n, k, stream);
       break;
-    case 8: return launchRows<M, Out, kGlu, 8>(x, w, y, n, k, norm, stream);
-    case 4: return launchRows<M, Out, kGlu, 4>(x, w, y, n, k, norm, stream);
+    case 8: return launchRows<M, Out, kGlu, 8>(x, w, y, n, k, stream);
+    case 4: return launchRows<M, Out, kGlu, 4>(x, w, y, n, k, stream);
     default: break;
   }
   throw NativeError("internal", "GEMV: unsupported rows a block " + std::to_string(rowsPerBlock));
 }
 
 template <typename Out, bool kGlu>
-void launchFor(const bf16* x, const bf16* w, void* y, int m, int n, int k, int rowsPerBlock, const GemvNorm* norm,
-               cudaStream_t stream) {
-  if (m == 1) return launchFor<1, Out, kGlu>(x, w, y, n, k, rowsPerBlock, norm, stream);
-  launchFor<2, Out, kGlu>(x, w, y, n, k, rowsPerBlock, norm, stream);
+void launchFor(const bf16* x, const bf16* w, void* y, int m, int n, int k, int rowsPerBlock, cudaStream_t stream) {
+  if (m == 1) return launchFor<1, Out, kGlu>(x, w, y, n, k, rowsPerBlock, stream);
+  launchFor<2, Out, kGlu>(x, w, y, n, k, rowsPerBlock, stream);
 }
 
-void checkSupport(const bf16* x, const bf16* w, int m, int k, const GemvNorm* norm) {
-  const bool supported = norm == nullptr ? gemvSupports(x, w, m, k) : gemvNormSupports(*norm, w, m, k);
-  if (!supported) {
+void checkSupport(const bf16* x, const bf16* w, int m, int k) {
+  if (!gemvSupports(x, w, m, k)) {
     throw NativeError("internal", "GEMV called outside its support: m " + std::to_string(m) + ", k " +
                                       std::to_string(k));
   }
@@ -220,25 +163,19 @@ bool gemvSupports(const bf16* x, const bf16* w, int m, int k) {
   return m >= 1 && m <= kGemvMaxRows && k % 8 == 0 && allAligned(16, {x, w});
 }
 
-bool gemvNormSupports(const GemvNorm& norm, const bf16* w, int m, int k) {
-  // Within the default 48 KB of dynamic shared memory with the kernel's own (16 KB at most).
-  return m >= 1 && m <= kGemvMaxRows && k % 8 == 0 && m * k * sizeof(bf16) <= 32u << 10 &&
-         allAligned(16, {w, norm.residual, norm.delta, norm.deltaBias, norm.weight, norm.residualOut});
-}
-
 void launchGemv(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, int rowsPerBlock,
-                cudaStream_t stream, const GemvNorm* norm) {
-  checkSupport(x, w, m, k, norm);
+                cudaStream_t stream) {
+  checkSupport(x, w, m, k);
   if (n == 0) return;
-  if (outF32) return launchFor<float, false>(x, w, y, m, n, k, rowsPerBlock, norm, stream);
-  launchFor<bf16, false>(x, w, y, m, n, k, rowsPerBlock, norm, stream);
+  if (outF32) return launchFor<float, false>(x, w, y, m, n, k, rowsPerBlock, stream);
+  launchFor<bf16, false>(x, w, y, m, n, k, rowsPerBlock, stream);
 }
 
 void launchGemvSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, int rowsPerBlock,
-                      cudaStream_t stream, const GemvNorm* norm) {
-  checkSupport(x, gateUp, m, k, norm);
+                      cudaStream_t stream) {
+  checkSupport(x, gateUp, m, k);
   if (inter == 0) return;
-  launchFor<bf16, true>(x, gateUp, y, m, inter, k, rowsPerBlock, norm, stream);
+  launchFor<bf16, true>(x, gateUp, y, m, inter, k, rowsPerBlock, stream);
 }
 
 }  // namespace ferrum

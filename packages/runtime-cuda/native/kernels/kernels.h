@@ -67,39 +67,23 @@ void launchSwiglu(const bf16* gateUp, bf16* out, int rows, int inter, cudaStream
 constexpr int kGemvMaxRows = 2;
 /** Whether launchGemv takes this product: 1 <= m <= kGemvMaxRows, k % 8 == 0, x and w 16-byte aligned. */
 bool gemvSupports(const bf16* x, const bf16* w, int m, int k);
-/**
- * A GEMV's x computed in its prologue: RMSNorm(residual + delta (+ deltaBias)) × weight per row, rounded as
- * launchAddRmsNorm; the residual sum goes to residualOut (a buffer other than residual) when delta is set.
- */
-struct GemvNorm {
-  const bf16* residual = nullptr;  // [m][k]
-  const bf16* delta = nullptr;     // [m][k] or null
-  const bf16* deltaBias = nullptr; // [k] or null
-  const bf16* weight = nullptr;    // [k]
-  bf16* residualOut = nullptr;     // [m][k], written when delta is set
-  float eps = 0.f;
-};
-/** Whether launchGemv / launchGemvSwiglu take `norm` as their x (rows, alignment, shared memory). */
-bool gemvNormSupports(const GemvNorm& norm, const bf16* w, int m, int k);
-
 /** Outputs a GEMV block computes (its grid size): Gemm::tune picks one per shape. */
 constexpr int kGemvRowsPerBlock[] = {4, 8, 16};
 constexpr int kGemvDefaultRowsPerBlock = 4;
 /**
  * y[m][n] = x[m][:] · w[n][:] over k (x [m][k], w [n][k], y [m][n], all row-major) with f32 accumulation; y is
  * f32 when `outF32`, else bf16 rounded to nearest. A bandwidth-bound kernel for few rows; throws outside
- * gemvSupports or for a `rowsPerBlock` not in kGemvRowsPerBlock. With `norm`, x is ignored and computed from
- * it (bf16 output only).
+ * gemvSupports or for a `rowsPerBlock` not in kGemvRowsPerBlock.
  */
 void launchGemv(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, int rowsPerBlock,
-                cudaStream_t stream, const GemvNorm* norm = nullptr);
+                cudaStream_t stream);
 /**
  * The gated MLP's first half in one kernel: y[m][j] = silu(g) · u with g = x[m] · gateUp[j], u = x[m] ·
  * gateUp[inter + j] (gateUp [2 · inter][k], the fused gate|up weight), each rounded to bf16 as launchGemv +
  * launchSwiglu would. Same support as launchGemv; `rowsPerBlock` 4 or 8.
  */
 void launchGemvSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, int rowsPerBlock,
-                      cudaStream_t stream, const GemvNorm* norm = nullptr);
+                      cudaStream_t stream);
 
 struct AttentionArgs {
   const bf16* q;             // row t, head h at q + t * qRowStride + h * headDim

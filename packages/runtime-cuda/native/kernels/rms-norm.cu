@@ -1,4 +1,6 @@
-// Fused residual add + RMSNorm, one block per row, rounded as Hugging Face's bf16 modules (rms-norm.cuh).
+// Fused residual add + RMSNorm, one block per row. Rounding follows Hugging Face's bf16 modules: the
+// residual sum is rounded to bf16 (a delta bias is added to the delta and rounded first), the normalized
+// value is rounded before the weight multiplies it.
 // Each thread owns kIters chunks of kVec consecutive elements: every load of the row is issued up front, the
 // values stay in registers through the block reduction, and nothing is re-read for the output pass.
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include "device-math.cuh"
 #include "kernels.h"
 #include "launch.cuh"
-#include "rms-norm.cuh"
 
 namespace ferrum {
 namespace {
@@ -49,17 +50,23 @@ __global__ void __launch_bounds__(kMaxThreads)
 #pragma unroll
   for (int j = 0; j < kIters; j++) loadBf16<kVec>(res + offset[j], x[j]);
   if (d != nullptr) {
-    float dv[kIters][kVec], b[kIters][kVec] = {};
+    float dv[kIters][kVec];
 #pragma unroll
     for (int j = 0; j < kIters; j++) loadBf16<kVec>(d + offset[j], dv[j]);
     if (deltaBias != nullptr) {
+      float b[kIters][kVec];
 #pragma unroll
       for (int j = 0; j < kIters; j++) loadBf16<kVec>(deltaBias + offset[j], b[j]);
+#pragma unroll
+      for (int j = 0; j < kIters; j++) {
+#pragma unroll
+        for (int k = 0; k < kVec; k++) dv[j][k] = roundBf16(dv[j][k] + b[j][k]);
+      }
     }
 #pragma unroll
     for (int j = 0; j < kIters; j++) {
 #pragma unroll
-      for (int k = 0; k < kVec; k++) x[j][k] = residualSum(x[j][k], dv[j][k], b[j][k], deltaBias != nullptr);
+      for (int k = 0; k < kVec; k++) x[j][k] = roundBf16(x[j][k] + dv[j][k]);
     }
   }
   float sumSquares = 0.f;
@@ -84,7 +91,7 @@ __global__ void __launch_bounds__(kMaxThreads)
     if (!active[j]) continue;
     float y[kVec];
 #pragma unroll
-    for (int k = 0; k < kVec; k++) y[k] = normalized(x[j][k], inv, w[j][k]);
+    for (int k = 0; k < kVec; k++) y[k] = w[j][k] * roundBf16(x[j][k] * inv);
     storeBf16<kVec>(o + offset[j], y);
   }
 }

@@ -133,8 +133,7 @@ struct GreedyScan {
   __device__ void merge(float otherMax, float otherSum, int otherArg) {
     const float m = fmaxf(max, otherMax);
     if (m == -INFINITY) return;
-    sum = (max == -INFINITY ? 0.f : sum * __expf(max - m)) +
-          (otherMax == -INFINITY ? 0.f : otherSum * __expf(otherMax - m));
+    sum = (max == -INFINITY ? 0.f : sum * __expf(max - m)) + (otherMax == -INFINITY ? 0.f : otherSum * __expf(otherMax - m));
     arg = max == otherMax ? min(arg, otherArg) : (otherMax > max ? otherArg : arg);
     max = m;
   }
