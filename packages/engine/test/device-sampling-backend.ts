@@ -2,23 +2,12 @@ import type { ComputeBackend, ModelExecutor, SamplerRow } from '@ferrum/interfac
 import { createCpuBackend } from '@ferrum/runtime-cpu';
 import { createSampler } from '@ferrum/sampler';
 import {
-  type DeviceSamplingOp,
+  DEVICE_SAMPLING_OPS,
   FerrumError,
   type ForwardBatch,
   type ForwardResult,
   type RowSampling,
 } from '@ferrum/types';
-
-const ALL_OPS: readonly DeviceSamplingOp[] = [
-  'greedy',
-  'temperature',
-  'top_k',
-  'top_p',
-  'min_p',
-  'penalties',
-  'logit_bias',
-  'logprobs',
-];
 
 /** What a forward leaves for the next one's `previousTokens`: its samples, and which rows went to the host. */
 interface Samples {
@@ -40,7 +29,7 @@ export function createDeviceSamplingBackend(): ComputeBackend {
     specificationVersion: 'v1',
     name: 'cpu',
     async probe() {
-      return { ...(await cpu.probe()), deviceSampling: ALL_OPS, previousTokens: true };
+      return { ...(await cpu.probe()), deviceSampling: DEVICE_SAMPLING_OPS, previousTokens: true };
     },
     async loadModel(spec): Promise<ModelExecutor> {
       const inner = await cpu.loadModel(spec);

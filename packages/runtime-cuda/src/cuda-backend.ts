@@ -1,7 +1,7 @@
 import type { ComputeBackend } from '@ferrum/interfaces';
 import {
   type BackendCapabilities,
-  type DeviceSamplingOp,
+  DEVICE_SAMPLING_OPS,
   FerrumError,
   type ModelLoadSpec,
   unavailableCapabilities,
@@ -21,16 +21,6 @@ export interface CudaBackendOptions {
 const CUDA_SCORE = 100;
 /** What the engine may plan for by default; the runtime accepts up to 65,535 tokens a step. */
 const CUDA_MAX_BATCH_TOKENS = 16_384;
-const DEVICE_SAMPLING: readonly DeviceSamplingOp[] = [
-  'greedy',
-  'temperature',
-  'top_k',
-  'top_p',
-  'min_p',
-  'penalties',
-  'logit_bias',
-  'logprobs',
-];
 
 /**
  * The CUDA backend: bf16 weights and activations, cuBLASLt GEMMs, paged attention over a token pool and
@@ -83,7 +73,7 @@ async function probeCuda(): Promise<BackendCapabilities> {
     totalMemoryBytes: probe.totalMemoryBytes,
     freeMemoryBytes: probe.freeMemoryBytes,
     maxBatchTokens: CUDA_MAX_BATCH_TOKENS,
-    deviceSampling: DEVICE_SAMPLING,
+    deviceSampling: DEVICE_SAMPLING_OPS,
     // Decode steps replay CUDA graphs unless the model is loaded with enforceEager.
     cudaGraphs: true,
     pagedAttention: true,

@@ -1,15 +1,20 @@
 import type { DType, ModelConfig } from './model-config.js';
 
 /** Sampling operations a runtime can run on its device. */
-export type DeviceSamplingOp =
-  | 'greedy'
-  | 'temperature'
-  | 'top_k'
-  | 'top_p'
-  | 'min_p'
-  | 'penalties'
-  | 'logit_bias'
-  | 'logprobs';
+/** Every step of the built-in sampling chain, for a backend that runs all of it on its device. */
+export const DEVICE_SAMPLING_OPS = [
+  'greedy',
+  'temperature',
+  'top_k',
+  'top_p',
+  'min_p',
+  'penalties',
+  'logit_bias',
+  'logprobs',
+] as const;
+
+/** A step of the built-in sampling chain a backend can run on its device. */
+export type DeviceSamplingOp = (typeof DEVICE_SAMPLING_OPS)[number];
 
 /**
  * What the engine may rely on from a backend. A flat record (ggml-style); features follow these fields,

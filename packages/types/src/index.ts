@@ -1,5 +1,6 @@
 export {
   type BackendCapabilities,
+  DEVICE_SAMPLING_OPS,
   type DeviceSamplingOp,
   type LoadFormat,
   type ModelInfo,
