@@ -4,21 +4,12 @@ import { FerrumError, type ForwardBatch } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuBackend } from '../src/index.js';
 import { loadNativeAddon } from '../src/native-addon.js';
+import { expectInvalid } from './expect-invalid.js';
 import { allTinyModels } from './fixtures.js';
 import { loadTinyModel } from './load-fixture.js';
 
 const addon = loadNativeAddon();
 const model = allTinyModels()[0];
-
-async function expectInvalid(promise: Promise<unknown>, message: RegExp) {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(FerrumError);
-  expect((error as FerrumError).code).toBe('invalid_argument');
-  expect((error as FerrumError).message).toMatch(message);
-}
 
 describe.skipIf(!addon.ok || model === undefined)(
   'bad input is rejected with FerrumError, never a crash',

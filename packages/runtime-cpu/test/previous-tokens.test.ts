@@ -1,7 +1,6 @@
 import type { ModelExecutor } from '@ferrum/interfaces';
 import { buildBatch, type Golden, greedyRow, range, readGolden } from '@ferrum/models/testing';
 import {
-  FerrumError,
   type ForwardBatch,
   type ForwardResult,
   type RowSampling,
@@ -10,6 +9,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuBackend } from '../src/index.js';
 import { loadNativeAddon } from '../src/native-addon.js';
+import { expectInvalid } from './expect-invalid.js';
 import { allTinyModels } from './fixtures.js';
 import { loadTinyModel } from './load-fixture.js';
 
@@ -17,16 +17,6 @@ const addon = loadNativeAddon();
 const model = allTinyModels()[0];
 /** KV slots of prompt p start at p * SLOTS_PER_PROMPT. */
 const SLOTS_PER_PROMPT = 64;
-
-async function expectInvalid(promise: Promise<unknown>, message: RegExp): Promise<void> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(FerrumError);
-  expect((error as FerrumError).code).toBe('invalid_argument');
-  expect((error as FerrumError).message).toMatch(message);
-}
 
 describe.skipIf(!addon.ok || model === undefined)('ForwardBatch.previousTokens on the CPU runtime', () => {
   let golden: Golden;
