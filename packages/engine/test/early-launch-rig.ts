@@ -1,12 +1,12 @@
 import { createEngine, type FerrumEngine } from '@ferrum/engine';
 import type { ComputeBackend, KvCacheManager, LogitsProcessor } from '@ferrum/interfaces';
-import { createKvCacheManager } from '@ferrum/kv';
 import { createScheduler } from '@ferrum/scheduler';
 import type { GenerateChunk, GenerateRequest } from '@ferrum/types';
 import { expect } from 'vitest';
 import { checkedScheduler } from './checked-scheduler.js';
 import { type Collected, collect } from './collect.js';
 import { fixtureDir } from './fixture-models.js';
+import { capturedKvCache } from './kv-capture.js';
 import { createSpyBackend, type SpyRecord } from './spy-backend.js';
 
 // What the early-launch tests share: engines in three modes over a spying backend, a run of requests with
@@ -40,26 +40,19 @@ export async function createRig(mode: Mode, options: RigOptions = {}): Promise<R
     inner: options.inner,
     previousTokens: mode === 'late' ? false : undefined,
   });
-  let kv: KvCacheManager | undefined;
+  const kv = capturedKvCache();
   const limits = { maxNumSeqs: 16, maxNumBatchedTokens: 64 };
   const engine = await createEngine(
     { model, maxKvTokens: 2048, numThreads: 1, asyncScheduling: mode !== 'plain', ...limits },
     {
       backends: [spy.backend],
-      kvCacheManager: ({ executor }) => {
-        kv = createKvCacheManager({
-          numSlots: executor.info.numKvSlots,
-          numHostSlots: executor.info.numHostKvSlots,
-          enablePrefixCaching: true,
-        });
-        return kv;
-      },
+      kvCacheManager: kv.factory,
       scheduler: ({ maxModelLen }, manager) =>
         checkedScheduler(createScheduler({ ...limits, maxModelLen }, manager)),
       logitsProcessors: options.logitsProcessors,
     },
   );
-  return { engine, spy, kv: kv! };
+  return { engine, spy, kv: kv.manager() };
 }
 
 /**

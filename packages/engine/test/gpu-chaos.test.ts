@@ -4,12 +4,12 @@
 // the pool must be whole at the end, and every completed output must be what an unpressured run gives:
 // identical, or diverging first at a near-tie of that run's top tokens (bf16 batch-composition rounding).
 import { createEngine, type FerrumEngine } from '@ferrum/engine';
-import type { ComputeBackend, KvCacheManager, ModelExecutor } from '@ferrum/interfaces';
-import { createKvCacheManager } from '@ferrum/kv';
+import type { ComputeBackend, ModelExecutor } from '@ferrum/interfaces';
 import { createCudaBackend } from '@ferrum/runtime-cuda';
 import type { TokenLogprob } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
 import { fixtureDir } from './fixture-models.js';
+import { capturedKvCache } from './kv-capture.js';
 
 const model = fixtureDir('qwen3-qknorm');
 const probe = await createCudaBackend().probe();
@@ -143,7 +143,7 @@ function expectConsistent(got: number[], reference: Outcome, id: string): 'same'
 
 /** The chaos engine: a pool of `numSlots`, swap preemption into a host tier as large, swaps counted. */
 async function chaosEngine(numSlots: number, counts: { swapOut: number; swapIn: number }) {
-  let kv: KvCacheManager | undefined;
+  const kv = capturedKvCache();
   const engine = await createEngine(
     {
       model,
@@ -156,17 +156,10 @@ async function chaosEngine(numSlots: number, counts: { swapOut: number; swapIn: 
     },
     {
       backends: [countingCuda(counts)],
-      kvCacheManager: ({ executor }) => {
-        kv = createKvCacheManager({
-          numSlots: executor.info.numKvSlots,
-          numHostSlots: executor.info.numHostKvSlots,
-          enablePrefixCaching: true,
-        });
-        return kv;
-      },
+      kvCacheManager: kv.factory,
     },
   );
-  return { engine, kv: kv! };
+  return { engine, kv: kv.manager() };
 }
 
 /** Every request ended once, as asked (all its tokens, or aborted early), consistent with the reference. */
