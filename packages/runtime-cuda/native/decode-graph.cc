@@ -111,10 +111,14 @@ void ModelRunner::tuneGemms(int rows) {
   const bf16* lmHead = weight(config_.lmHeadOffset >= 0 ? config_.lmHeadOffset : config_.embedOffset);
   gemm_->tune(hidden_.as<bf16>(), weight(w.qkvW), qkv_.as(), rows, s.qkvDim(), s.hiddenSize, false, stream_);
   gemm_->tune(attnOut_.as<bf16>(), weight(w.oW), proj_.as(), rows, s.hiddenSize, s.qDim(), false, stream_);
-  gemm_->tune(hidden_.as<bf16>(), weight(w.gateUpW), gateUp_.as(), rows, 2 * s.intermediateSize, s.hiddenSize, false,
-              stream_);
-  gemm_->tuneSwiglu(hidden_.as<bf16>(), weight(w.gateUpW), act_.as<bf16>(), rows, s.intermediateSize, s.hiddenSize,
-                    stream_);
+  // The gate|up product runs as the fused SwiGLU GEMV where it can (as runLayers decides), else as a GEMM.
+  if (Gemm::fusesSwiglu(hidden_.as<bf16>(), weight(w.gateUpW), rows, s.hiddenSize)) {
+    gemm_->tuneSwiglu(hidden_.as<bf16>(), weight(w.gateUpW), act_.as<bf16>(), rows, s.intermediateSize, s.hiddenSize,
+                      stream_);
+  } else {
+    gemm_->tune(hidden_.as<bf16>(), weight(w.gateUpW), gateUp_.as(), rows, 2 * s.intermediateSize, s.hiddenSize,
+                false, stream_);
+  }
   gemm_->tune(act_.as<bf16>(), weight(w.downW), proj_.as(), rows, s.hiddenSize, s.intermediateSize, false, stream_);
   gemm_->tune(sampledHidden_.as<bf16>(), lmHead, logits_.as(), rows, s.vocabSize, s.hiddenSize, true, stream_);
 }

@@ -91,11 +91,20 @@ Napi::Value gemmRate(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), 2.0 * m * static_cast<double>(n) * k / seconds);
 }
 
-GemmPath gemmPath(const std::string& name) {
-  if (name == "auto" || name == "tuned") return GemmPath::kAuto;
-  if (name == "cublas") return GemmPath::kCublas;
-  if (name == "skinny") return GemmPath::kSkinny;
-  throw NativeError("invalid_argument", "runGemm: path must be 'auto', 'tuned', 'cublas' or 'skinny', not '" + name + "'");
+// A runGemm path: Gemm's (`auto`, `tuned`, `cublas`), or the GEMV at one of its block sizes (`gemv4`, ...).
+struct GemmChoice {
+  GemmPath path = GemmPath::kAuto;
+  int gemvRows = 0;  // > 0: the GEMV at this block size
+};
+
+GemmChoice gemmChoice(const std::string& name) {
+  if (name == "auto" || name == "tuned") return {};
+  if (name == "cublas") return {GemmPath::kCublas, 0};
+  for (int rows : kGemvRowsPerBlock) {
+    if (name == "gemv" + std::to_string(rows)) return {GemmPath::kAuto, rows};
+  }
+  throw NativeError("invalid_argument", "runGemm: path must be 'auto', 'tuned', 'cublas', 'gemv4', 'gemv8' or "
+                                        "'gemv16', not '" + name + "'");
 }
 
 Napi::Uint16Array bf16Arg(const Napi::CallbackInfo& info, size_t i, size_t length, const char* name) {
@@ -116,7 +125,7 @@ Napi::Uint16Array bf16Arg(const Napi::CallbackInfo& info, size_t i, size_t lengt
 Napi::Value runGemm(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const std::string name = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
-  const GemmPath path = gemmPath(name);
+  const GemmChoice choice = gemmChoice(name);
   const int m = argInt(info, 3, -1), n = argInt(info, 4, -1), k = argInt(info, 5, -1);
   if (m < 1 || n < 1 || k < 1) throw NativeError("invalid_argument", "runGemm: m, n and k must be positive");
   Napi::Uint16Array xHost = bf16Arg(info, 1, static_cast<size_t>(m) * k, "x");
@@ -128,15 +137,21 @@ Napi::Value runGemm(const Napi::CallbackInfo& info) {
   const size_t outCount = static_cast<size_t>(m) * n;
   const size_t workspaceBytes = 32u << 20;
   DeviceBuffer x(xHost.ByteLength()), w(wHost.ByteLength()), y(outCount * (outF32 ? 4 : 2)), workspace(workspaceBytes);
-  if (path == GemmPath::kSkinny && !skinnyGemmSupports(x.as<bf16>(), w.as<bf16>(), m, k)) {
-    throw NativeError("invalid_argument", "runGemm: the skinny path takes " + std::to_string(kSkinnyMinRows) + ".." +
-                                              std::to_string(kSkinnyMaxRows) + " rows and k % 8 == 0");
+  if (choice.gemvRows > 0 && !gemvSupports(x.as<bf16>(), w.as<bf16>(), m, k)) {
+    throw NativeError("invalid_argument", "runGemm: the GEMV takes 1.." + std::to_string(kGemvMaxRows) +
+                                              " rows and k % 8 == 0");
   }
   FERRUM_CUDA(cudaMemcpy(x.as(), xHost.Data(), x.bytes(), cudaMemcpyHostToDevice));
   FERRUM_CUDA(cudaMemcpy(w.as(), wHost.Data(), w.bytes(), cudaMemcpyHostToDevice));
   Gemm gemm(workspace.as(), workspaceBytes);
   if (name == "tuned") gemm.tune(x.as<bf16>(), w.as<bf16>(), y.as(), m, n, k, outF32, nullptr);
-  auto once = [&] { gemm.runVia(path, x.as<bf16>(), w.as<bf16>(), y.as(), m, n, k, outF32, nullptr); };
+  auto once = [&] {
+    if (choice.gemvRows > 0) {
+      launchGemv(x.as<bf16>(), w.as<bf16>(), y.as(), m, n, k, outF32, choice.gemvRows, nullptr);
+    } else {
+      gemm.runVia(choice.path, x.as<bf16>(), w.as<bf16>(), y.as(), m, n, k, outF32, nullptr);
+    }
+  };
   double seconds = 0;
   if (reps > 0) {
     int l2Bytes = 0;

@@ -12,7 +12,8 @@ Napi::Value MeasureBandwidth(const Napi::CallbackInfo& info);
 Napi::Value MeasureGemmRate(const Napi::CallbackInfo& info);
 /**
  * runGemm(path, x, w, m, n, k, outF32, iterations, device?): y = x · wᵀ through one Gemm path ('auto', 'tuned',
- * 'cublas', 'skinny') on bf16 bits (Uint16Array); { output: Float32Array, medianSeconds }.
+ * 'cublas', or the GEMV at a block size: 'gemv4', 'gemv8', 'gemv16') on bf16 bits (Uint16Array);
+ * { output: Float32Array, medianSeconds }.
  */
 Napi::Value RunGemm(const Napi::CallbackInfo& info);
 

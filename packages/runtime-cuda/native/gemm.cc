@@ -8,8 +8,6 @@
 namespace ferrum {
 namespace {
 
-constexpr size_t kCounterBytes = 16u << 10;  // the skinny kernel's split-K counters: one per block of its grid
-
 // Times runs of a product as the model meets them: weights cold in L2 (a layer's weights are long evicted
 // when they come round again), so before each run `flush` bytes of scratch are overwritten; the L2 would
 // otherwise keep most of a 20-30 MB weight matrix from one repetition to the next.
@@ -48,19 +46,7 @@ class ColdTimer {
 
 }  // namespace
 
-Gemm::Gemm(void* workspace, size_t workspaceBytes)
-    : workspace_(static_cast<char*>(workspace) + kCounterBytes), workspaceBytes_(workspaceBytes - kCounterBytes) {
-  if (workspaceBytes <= 2 * kCounterBytes) throw NativeError("internal", "GEMM workspace too small");
-  int device = 0;
-  FERRUM_CUDA(cudaGetDevice(&device));
-  skinny_.counters = static_cast<unsigned*>(workspace);
-  skinny_.numCounters = static_cast<int>(kCounterBytes / sizeof(unsigned));
-  skinny_.partials = static_cast<float*>(workspace_);
-  skinny_.partialBytes = workspaceBytes_;
-  FERRUM_CUDA(cudaDeviceGetAttribute(&skinny_.numSms, cudaDevAttrMultiProcessorCount, device));
-  // The legacy stream: ordered before any later use, and it leaves the callers' non-blocking streams alone.
-  FERRUM_CUDA(cudaMemsetAsync(skinny_.counters, 0, kCounterBytes, nullptr));
-  FERRUM_CUDA(cudaStreamSynchronize(nullptr));
+Gemm::Gemm(void* workspace, size_t workspaceBytes) : workspace_(workspace), workspaceBytes_(workspaceBytes) {
   FERRUM_CUBLAS(cublasLtCreate(&handle_));
 }
 
@@ -94,7 +80,6 @@ Gemm::Plan& Gemm::plan(int m, int n, int k, bool outF32, bool swiglu) {
                        static_cast<uint64_t>(k) ^ (outF32 ? (1ull << 63) : 0ull) ^ (swiglu ? (1ull << 62) : 0ull);
   auto found = plans_.find(key);
   if (found != plans_.end()) return found->second;
-  // Untuned shapes take cuBLASLt's heuristic choice (see kernels/gemm-skinny.h for the measurement).
   return plans_.emplace(key, Plan{}).first->second;
 }
 
@@ -130,17 +115,13 @@ void Gemm::runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaS
                                workspaceBytes_, stream));
 }
 
-template <typename Launch>
-void Gemm::tuneGemv(Plan& p, cudaStream_t stream, Launch launch) {
+template <size_t N, typename Launch>
+void Gemm::tuneGemv(Plan& p, const int (&rowsPerBlock)[N], cudaStream_t stream, Launch launch) {
   if (p.tuned) return;
   ColdTimer timer(workspace_, workspaceBytes_);
   float best = 0.f;
-  for (int rows : kGemvRowsPerBlock) {
-    try {
-      launch(rows);
-    } catch (const NativeError&) {
-      continue;  // a block size this product does not take (the fused SwiGLU has no 16)
-    }
+  for (int rows : rowsPerBlock) {
+    launch(rows);  // untimed: the first launch of a kernel pays for loading it
     const float ms = timer.ms(stream, [&] { launch(rows); });
     if (best == 0.f || ms < best) {
       best = ms;
@@ -152,7 +133,7 @@ void Gemm::tuneGemv(Plan& p, cudaStream_t stream, Launch launch) {
 
 void Gemm::tuneSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream) {
   if (m == 0 || !fusesSwiglu(x, gateUp, m, k)) return;
-  tuneGemv(plan(m, inter, k, false, true), stream,
+  tuneGemv(plan(m, inter, k, false, true), kGemvSwigluRowsPerBlock, stream,
            [&](int rows) { launchGemvSwiglu(x, gateUp, y, m, inter, k, rows, stream); });
 }
 
@@ -164,7 +145,7 @@ void Gemm::runSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inte
 void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
   if (m == 0) return;
   if (gemvSupports(x, w, m, k)) {
-    tuneGemv(plan(m, n, k, outF32), stream,
+    tuneGemv(plan(m, n, k, outF32), kGemvRowsPerBlock, stream,
              [&](int rows) { launchGemv(x, w, y, m, n, k, outF32, rows, stream); });
     return;
   }
@@ -176,11 +157,6 @@ void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool
   const int count = candidates(p, results, kCandidates);
   ColdTimer timer(workspace_, workspaceBytes_);
   float best = 0.f;
-  auto faster = [&best](float ms) {
-    if (best != 0.f && ms >= best) return false;
-    best = ms;
-    return true;
-  };
   const float alpha = 1.f, beta = 0.f;
   for (int i = 0; i < count; i++) {
     if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
@@ -190,19 +166,10 @@ void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool
                             workspaceBytes_, stream);
     };
     if (once() != CUBLAS_STATUS_SUCCESS) continue;  // a candidate this shape cannot run: skip it
-    if (faster(timer.ms(stream, once))) p.algo = *algo;
-  }
-  p.skinnyBlocks = 0;
-  if (skinnyGemmSupports(x, w, m, k)) {
-    // Every resident block, or fewer: less in flight, but fewer tiles split between blocks (less to reduce).
-    int tried = 0;
-    for (int perSm : {0, 2, 1}) {
-      const int blocks = skinnyGemmBlocks(m, n, k, perSm, skinny_);
-      if (blocks == tried) continue;
-      tried = blocks;
-      auto once = [&]() { launchSkinnyGemm(x, w, y, m, n, k, outF32, blocks, skinny_, stream); };
-      once();
-      if (faster(timer.ms(stream, once))) p.skinnyBlocks = blocks;
+    const float ms = timer.ms(stream, once);
+    if (best == 0.f || ms < best) {
+      best = ms;
+      p.algo = *algo;
     }
   }
   p.tuned = true;
@@ -217,10 +184,6 @@ void Gemm::run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool 
     return;
   }
   Plan& p = plan(m, n, k, outF32);
-  if (p.skinnyBlocks > 0 && skinnyGemmSupports(x, w, m, k)) {
-    launchSkinnyGemm(x, w, y, m, n, k, outF32, p.skinnyBlocks, skinny_, stream);
-    return;
-  }
   prepareCublas(p, m, n, k, outF32);
   runCublas(p, x, w, y, stream);
 }
@@ -229,8 +192,6 @@ void Gemm::runVia(GemmPath path, const bf16* x, const bf16* w, void* y, int m, i
                   cudaStream_t stream) {
   if (path == GemmPath::kAuto) {
     run(x, w, y, m, n, k, outF32, stream);
-  } else if (path == GemmPath::kSkinny) {
-    launchSkinnyGemm(x, w, y, m, n, k, outF32, skinnyGemmBlocks(m, n, k, 0, skinny_), skinny_, stream);
   } else if (m > 0) {
     Plan& p = plan(m, n, k, outF32);
     prepareCublas(p, m, n, k, outF32);

@@ -1,9 +1,8 @@
 // Every GEMM of the model: y[M,N] = x[M,K] · w[N,K]ᵀ with bf16 operands, f32 accumulation, and a bf16 or f32
 // output. Up to kGemvMaxRows rows go to the GEMV kernel (launchGemv, or launchGemvSwiglu for the gated MLP's
-// gate|up product with SwiGLU fused); the rest to the skinny tensor-core kernel
-// (launchSkinnyGemm, kSkinnyMinRows..kSkinnyMaxRows rows) or cuBLASLt. Plans are cached per shape: untuned, a
-// shape takes cuBLASLt's heuristic first choice; a shape tuned ahead of time (the decode-graph batch sizes)
-// takes the fastest of cuBLASLt's candidates and the skinny kernel's grids, or of the GEMV's block sizes.
+// gate|up product with SwiGLU fused); the rest to cuBLASLt. Plans are cached per shape: untuned, a shape takes
+// cuBLASLt's heuristic first choice (or the GEMV's default block size); a shape tuned ahead of time (the
+// decode-graph batch sizes) takes the fastest of cuBLASLt's candidates, or of the GEMV's block sizes.
 #pragma once
 
 #include <cublasLt.h>
@@ -12,33 +11,29 @@
 #include <cstdint>
 #include <unordered_map>
 
-#include "kernels/gemm-skinny.h"
 #include "kernels/kernels.h"
 
 namespace ferrum {
 
 /** Which implementation Gemm::runVia uses: run()'s choice, or one forced (verification and benchmarks). */
-enum class GemmPath { kAuto, kCublas, kSkinny };
+enum class GemmPath { kAuto, kCublas };
 
 class Gemm {
  public:
-  /**
-   * `workspace` is device memory of `workspaceBytes` (more than 32 KiB), owned by the caller and used by one
-   * stream at a time. Its first 16 KiB hold the skinny kernel's split-K counters for the Gemm's lifetime.
-   */
+  /** `workspace` is device memory of `workspaceBytes`, owned by the caller and used by one stream at a time. */
   Gemm(void* workspace, size_t workspaceBytes);
   ~Gemm();
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
 
   void run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream);
-  /** `run` through `path`; kSkinny throws outside skinnyGemmSupports. */
+  /** `run` through `path`. */
   void runVia(GemmPath path, const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32,
               cudaStream_t stream);
   /**
-   * Time the heuristic's candidate algorithms and the skinny kernel for this shape on `stream` (with these
-   * operands, whose contents are overwritten) and keep the fastest for later runs. Synchronizes: never call
-   * while capturing.
+   * Time the heuristic's candidate algorithms (or the GEMV's block sizes) for this shape on `stream` (with
+   * these operands, whose contents are overwritten) and keep the fastest for later runs. Synchronizes: never
+   * call while capturing.
    */
   void tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream);
   /** Whether runSwiglu takes this product (the GEMV's support). */
@@ -54,15 +49,14 @@ class Gemm {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
-    int skinnyBlocks = 0;  // > 0: the skinny kernel runs this shape with this grid
     int gemvRows = kGemvDefaultRowsPerBlock;  // GEMV shapes: outputs a block
     bool tuned = false;
   };
   /** The plan of a shape; `swiglu` keys runSwiglu's products apart from plain ones. */
   Plan& plan(int m, int n, int k, bool outF32, bool swiglu = false);
-  /** Time the GEMV's block sizes for a shape of `p` with `launch(rowsPerBlock)` and keep the fastest. */
-  template <typename Launch>
-  void tuneGemv(Plan& p, cudaStream_t stream, Launch launch);
+  /** Time `launch(rows)` for each of `rowsPerBlock` (GEMV block sizes) and keep the fastest in `p`. */
+  template <size_t N, typename Launch>
+  void tuneGemv(Plan& p, const int (&rowsPerBlock)[N], cudaStream_t stream, Launch launch);
   /** Creates `p`'s cuBLASLt descriptors and the heuristic's first algorithm if not yet done. */
   void prepareCublas(Plan& p, int m, int n, int k, bool outF32);
   void runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaStream_t stream);
@@ -70,9 +64,8 @@ class Gemm {
   int candidates(const Plan& p, cublasLtMatmulHeuristicResult_t* results, int max) const;
 
   cublasLtHandle_t handle_ = nullptr;
-  void* workspace_;  // cuBLASLt's, after the counters; the skinny partials share it (stream-ordered scratch)
+  void* workspace_;  // cuBLASLt's; also what tuning overwrites to start each timed run with a cold L2
   size_t workspaceBytes_;
-  SkinnyWorkspace skinny_{};
   std::unordered_map<uint64_t, Plan> plans_;
 };
 

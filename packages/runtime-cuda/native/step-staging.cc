@@ -76,22 +76,21 @@ int ModelRunner::stage(const StepView& v, bool afterInFlight) {
   for (size_t i = 0; i < T; i++) {
     if (v.positions.data[i] < 0) invalid("positions must be non-negative");
   }
-  bool hostLogits = S > 0 && !v.hasSampling;
-  if (v.hasSampling) {
-    needLength("sampling.rowInts", v.rowInts.size, 4 * S);
-    for (size_t r = 0; r < S; r++) hostLogits = hostLogits || (v.rowInts.data[4 * r + 3] & kSampleSkip) != 0;
-  }
-  if (afterInFlight && hostLogits) invalid("a step with host logits cannot be staged while another step is in flight");
 
+  // The area not in flight (at most one is); nothing is committed until every check has passed.
   const int turn = nextStaged_;
   StepLayout& L = staged_[turn].layout;
   int* words = staged_[turn].upload.as<int>();
   if (!stageDecodeGraph(v, L, words)) stagePacked(v, L, words);
+  if (afterInFlight && !L.hostLogitRows.empty()) {
+    invalid("a step with host logits cannot be staged while another step is in flight");
+  }
   stagePreviousTokens(v, L, words);
-  // Committed: the next step's previous tokens refer to this one's samples.
+  // Committed: the next step's previous tokens refer to this one's device samples.
   nextStaged_ = 1 - turn;
-  lastNumSampled_ = v.hasSampling ? static_cast<int>(S) : 0;
-  for (size_t r = 0; r < S && v.hasSampling; r++) lastDeviceSampled_[r] = (v.rowInts.data[4 * r + 3] & kSampleSkip) == 0;
+  lastNumSampled_ = L.sampling ? static_cast<int>(S) : 0;
+  std::fill(lastDeviceSampled_.begin(), lastDeviceSampled_.begin() + lastNumSampled_, 1);
+  for (int r : L.hostLogitRows) lastDeviceSampled_[r] = 0;
   return turn;
 }
 

@@ -125,8 +125,11 @@ export interface NativeExecutor {
   info(): NativeExecutorInfo;
 }
 
-/** Which implementation `runGemm` uses: native Gemm's choice for an untuned shape, its choice after tuning the shape, or one forced. */
-export type NativeGemmPath = 'auto' | 'tuned' | 'cublas' | 'skinny';
+/**
+ * Which implementation `runGemm` uses: native Gemm's choice for an untuned shape, its choice after tuning the
+ * shape, cuBLASLt's heuristic choice, or the GEMV (1–2 rows) at a block size of 4, 8 or 16 outputs.
+ */
+export type NativeGemmPath = 'auto' | 'tuned' | 'cublas' | 'gemv4' | 'gemv8' | 'gemv16';
 
 /** What `runGemm` returns. */
 export interface NativeGemmRun {

@@ -1,10 +1,8 @@
-// The skinny tensor-core GEMM (native/kernels/gemm-skinny.cu) and the untuned path (the GEMV kernel up to 2
-// rows, native/kernels/gemv.cu, cuBLASLt above) against an f64 product computed here from the
-// same bf16 inputs, at the decode row counts they serve (one row tile of 8, 16, 32 and 64, full and partial) on
-// Qwen3-4B's projection shapes (o_proj, qkv, gate|up, down) and tiny ones whose n is not a multiple of the
-// 128-output tile and whose k is not a multiple of the 64-element chunk, for f32 and bf16 outputs. Also: its
-// split-K reduction and the GEMV give the same bits run to run (and after repeated launches reuse the skinny
-// kernel's counters), and the cuBLASLt and tuned paths of the same hook meet the same reference.
+// Native Gemm's paths against an f64 product computed here from the same bf16 inputs: the untuned path (the
+// GEMV kernel up to 2 rows, native/kernels/gemv.cu, cuBLASLt above), the GEMV at each of its block sizes, and
+// the cuBLASLt and tuned paths, at decode row counts on Qwen3-4B's projection shapes (o_proj, qkv, gate|up,
+// down) and tiny ones whose n is not a multiple of a block's outputs and whose k is not a multiple of a load
+// round, for f32 and bf16 outputs. Also: the GEMV gives the same bits run to run.
 import { seededRandom } from '@ferrum/types';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadNativeAddon, type NativeAddon, type NativeGemmPath } from '../src/native-addon.js';
@@ -14,6 +12,8 @@ const { available, reason } = await cudaAvailability();
 const addon: NativeAddon | null = available ? loadNativeAddon().addon : null;
 
 const ROWS = [1, 2, 3, 4, 7, 8, 9, 16, 33, 64];
+/** The GEMV forced to each of its block sizes (native kGemvRowsPerBlock). */
+const GEMV_BLOCK_SIZES: readonly NativeGemmPath[] = ['gemv4', 'gemv8', 'gemv16'];
 const SHAPES = [
   { n: 2560, k: 4096, maxRows: 64 },
   { n: 6144, k: 2560, maxRows: 64 },
@@ -25,10 +25,11 @@ const SHAPES = [
 
 // Tolerance of an output element: |got − ref| ≤ ROUNDING·|ref| (bf16 outputs only) + ACCUMULATION·rms(ref).
 // - Rounding to a bf16 (8-bit significand) to nearest moves a value by at most half an ulp, 2^-8 of it.
-// - f32 accumulation: tensor cores add each k16 step's products into f32, the kernel then sums up to k/16 = 608
-//   steps and a few split-K partials in f32. Each addition errs by at most 2^-24 of a running sum, and running
-//   sums stay of the order of the outputs' rms (random signs), so even errors that all lean one way (truncating
-//   adders) stay under 608 · 2^-23 ≈ 7e-5 of the rms; 1e-3 leaves a margin of over 10.
+// - f32 accumulation: a thread or tensor-core step sums its products in f32, then partial sums (at most a few
+//   hundred: k = 9728 is 76 GEMV load rounds, 608 k16 steps) are added in f32. Each addition errs by at most
+//   2^-24 of a running sum, and running sums stay of the order of the outputs' rms (random signs), so even
+//   errors that all lean one way (truncating adders) stay under 608 · 2^-23 ≈ 7e-5 of the rms; 1e-3 leaves a
+//   margin of over 10.
 // A real fault is far larger: one 8-element piece of k dropped or counted twice moves an output by ~√8 · E|x·w|
 // ≈ 0.9 here, 6% of the rms at k = 2560 (inputs uniform in [-1, 1), so rms ≈ √k / 3).
 const ROUNDING = 2 ** -8;
@@ -112,7 +113,7 @@ function sameBits(a: Float32Array, b: Float32Array): boolean {
 }
 
 describe.skipIf(!addon)(
-  `cuda: skinny GEMM and GEMV equal an f64 reference${addon ? '' : ` (skipped: ${reason})`}`,
+  `cuda: GEMV and GEMM paths equal an f64 reference${addon ? '' : ` (skipped: ${reason})`}`,
   () => {
     describe.each(SHAPES)('n $n, k $k', ({ n, k, maxRows }) => {
       const rows = ROWS.filter((m) => m <= maxRows);
@@ -122,7 +123,7 @@ describe.skipIf(!addon)(
       });
 
       it.each(rows)('%i rows, f32 and bf16 outputs', (m) => {
-        const paths: NativeGemmPath[] = m >= 3 ? ['skinny', 'auto'] : ['auto'];
+        const paths: NativeGemmPath[] = m <= 2 ? ['auto', ...GEMV_BLOCK_SIZES] : ['auto'];
         for (const path of paths) {
           for (const outF32 of [true, false]) {
             const got = run(path, c, m, n, k, outF32);
@@ -142,23 +143,20 @@ describe.skipIf(!addon)(
         c = makeCase(33, n, k, 7);
       });
 
-      it('gives the same bits run to run, and after launches that reuse its split-K counters', () => {
-        for (const [path, m] of [
-          ['skinny', 8],
-          ['skinny', 33],
-          ['auto', 1],
-          ['auto', 2],
-        ] as const) {
-          for (const outF32 of [true, false]) {
-            const first = run(path, c, m, n, k, outF32);
-            const again = run(path, c, m, n, k, outF32, 3);
-            expect(sameBits(first, again), `${path}, ${m} rows, outF32 ${outF32}`).toBe(true);
+      it('gives the same bits run to run from the GEMV at every block size', () => {
+        for (const path of GEMV_BLOCK_SIZES) {
+          for (const m of [1, 2]) {
+            for (const outF32 of [true, false]) {
+              const first = run(path, c, m, n, k, outF32);
+              const again = run(path, c, m, n, k, outF32, 3);
+              expect(sameBits(first, again), `${path}, ${m} rows, outF32 ${outF32}`).toBe(true);
+            }
           }
         }
       });
 
       it.each<NativeGemmPath>(['cublas', 'tuned'])('the %s path meets the same reference', (path) => {
-        for (const m of [4, 33]) {
+        for (const m of [1, 4, 33]) {
           const got = run(path, c, m, n, k, false);
           expect(mismatches(got, c.reference.subarray(0, m * n), false), `${m} rows`).toBe('none');
         }

@@ -69,6 +69,8 @@ constexpr int kGemvMaxRows = 2;
 bool gemvSupports(const bf16* x, const bf16* w, int m, int k);
 /** Outputs a GEMV block computes (its grid size): Gemm::tune picks one per shape. */
 constexpr int kGemvRowsPerBlock[] = {4, 8, 16};
+/** The block sizes of launchGemvSwiglu, which streams twice the rows a block. */
+constexpr int kGemvSwigluRowsPerBlock[] = {4, 8};
 constexpr int kGemvDefaultRowsPerBlock = 4;
 /**
  * y[m][n] = x[m][:] · w[n][:] over k (x [m][k], w [n][k], y [m][n], all row-major) with f32 accumulation; y is
@@ -80,7 +82,7 @@ void launchGemv(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool
 /**
  * The gated MLP's first half in one kernel: y[m][j] = silu(g) · u with g = x[m] · gateUp[j], u = x[m] ·
  * gateUp[inter + j] (gateUp [2 · inter][k], the fused gate|up weight), each rounded to bf16 as launchGemv +
- * launchSwiglu would. Same support as launchGemv; `rowsPerBlock` 4 or 8.
+ * launchSwiglu would. Same support as launchGemv; `rowsPerBlock` from kGemvSwigluRowsPerBlock.
  */
 void launchGemvSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, int rowsPerBlock,
                       cudaStream_t stream);

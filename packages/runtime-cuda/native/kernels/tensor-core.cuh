@@ -1,5 +1,5 @@
-// Tensor-core building blocks shared by the mma.sync kernels (prefill attention, skinny GEMM): cp.async
-// global -> shared copies, ldmatrix fragment loads and the m16n8k16 bf16 MMA (f32 accumulate).
+// Tensor-core building blocks of the mma.sync prefill attention kernel: cp.async global -> shared copies,
+// ldmatrix fragment loads and the m16n8k16 bf16 MMA (f32 accumulate).
 #pragma once
 
 #include <cstdint>
