@@ -50,17 +50,21 @@ struct Smem {
   static constexpr size_t kBytes = static_cast<size_t>(kRows + 4 * kKeys) * kStride * sizeof(bf16);
 };
 
-// Gathers kKeys K or V rows (this kv head's D elements each) from their slots; rows >= `valid` become zeros.
+// Gathers kKeys K rows into k and the same entries' V rows into v (this kv head's D elements each) from their
+// slots; rows >= `valid` become zeros. Each thread copies the same 16-byte chunk of K and V of its keys, so a
+// slot is read and its offset computed once for both.
 template <int D>
-__device__ __forceinline__ void gatherRows(bf16* dst, const bf16* pool, const int* slots, int valid, int kvDim,
-                                           int headOffset) {
+__device__ __forceinline__ void gatherKv(bf16* k, bf16* v, const bf16* kPool, const bf16* vPool, const int* slots,
+                                         int valid, int kvDim, int headOffset) {
   constexpr int kChunks = D / 8;
   for (int i = threadIdx.x; i < kKeys * kChunks; i += kThreads) {
     const int key = i / kChunks;
     const int chunk = i % kChunks;
     const bool ok = key < valid;
-    const bf16* src = pool + (ok ? static_cast<size_t>(slots[key]) * kvDim + headOffset + chunk * 8 : 0);
-    copyAsync16(dst + key * Smem<D>::kStride + chunk * 8, src, ok ? 16 : 0);
+    const size_t from = ok ? static_cast<size_t>(slots[key]) * kvDim + headOffset + chunk * 8 : 0;
+    const int to = key * Smem<D>::kStride + chunk * 8;
+    copyAsync16(k + to, kPool + from, ok ? 16 : 0);
+    copyAsync16(v + to, vPool + from, ok ? 16 : 0);
   }
 }
 
@@ -125,8 +129,7 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   auto gatherStep = [&](int from, int b) {
     bf16* k = kvBuffers + b * 2 * kKeys * kStride;
     const int valid = min(kKeys, end - from);
-    gatherRows<D>(k, a.kCache, ring[b], valid, kvDim, headOffset);
-    gatherRows<D>(k + kKeys * kStride, a.vCache, ring[b], valid, kvDim, headOffset);
+    gatherKv<D>(k, k + kKeys * kStride, a.kCache, a.vCache, ring[b], valid, kvDim, headOffset);
     commitAsync();
   };
   if (begin < end) {
@@ -171,19 +174,28 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
           mma16816(p[n + 1], qa[s], b[2], b[3]);
         }
       }
-      // Mask (causality and the tile's end), then the online softmax update of both rows.
+      // Mask (causality and the tile's end) where some key of the step is past some row's limit (the step
+      // reaches the warp's first row's limit), then the online softmax update of both rows. Scores stay
+      // unscaled until the exponent: the scale is positive, so the max commutes with it.
+      if (base + kKeys > kvLenFirst + warp * 16) {
+#pragma unroll
+        for (int n = 0; n < kKeys / 8; n++) {
+#pragma unroll
+          for (int e = 0; e < 2; e++) {
+            const int key = base + n * 8 + 2 * c + e;
+            if (key >= limit0) p[n][e] = -INFINITY;
+            if (key >= limit1) p[n][2 + e] = -INFINITY;
+          }
+        }
+      }
       float tileMax0 = -INFINITY, tileMax1 = -INFINITY;
 #pragma unroll
       for (int n = 0; n < kKeys / 8; n++) {
-#pragma unroll
-        for (int e = 0; e < 2; e++) {
-          const int key = base + n * 8 + 2 * c + e;
-          p[n][e] = key < limit0 ? p[n][e] * scaleLog2 : -INFINITY;
-          p[n][2 + e] = key < limit1 ? p[n][2 + e] * scaleLog2 : -INFINITY;
-          tileMax0 = fmaxf(tileMax0, p[n][e]);
-          tileMax1 = fmaxf(tileMax1, p[n][2 + e]);
-        }
+        tileMax0 = fmaxf(tileMax0, fmaxf(p[n][0], p[n][1]));
+        tileMax1 = fmaxf(tileMax1, fmaxf(p[n][2], p[n][3]));
       }
+      tileMax0 *= scaleLog2;
+      tileMax1 *= scaleLog2;
 #pragma unroll
       for (int offset = 1; offset < 4; offset <<= 1) {
         tileMax0 = fmaxf(tileMax0, __shfl_xor_sync(0xffffffffu, tileMax0, offset));
@@ -196,10 +208,10 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
       float sum0 = 0.f, sum1 = 0.f;
 #pragma unroll
       for (int n = 0; n < kKeys / 8; n++) {
-        p[n][0] = exp2f(p[n][0] - base0);
-        p[n][1] = exp2f(p[n][1] - base0);
-        p[n][2] = exp2f(p[n][2] - base1);
-        p[n][3] = exp2f(p[n][3] - base1);
+        p[n][0] = exp2f(fmaf(p[n][0], scaleLog2, -base0));
+        p[n][1] = exp2f(fmaf(p[n][1], scaleLog2, -base0));
+        p[n][2] = exp2f(fmaf(p[n][2], scaleLog2, -base1));
+        p[n][3] = exp2f(fmaf(p[n][3], scaleLog2, -base1));
         sum0 += p[n][0] + p[n][1];
         sum1 += p[n][2] + p[n][3];
       }
