@@ -5,7 +5,8 @@
 # transformers comparisons of random-weight models of real shapes, a compute-sanitizer memcheck run, and
 # runtime-level first numbers. Logs go to $OUT.
 #   usage on the device (after `source .gpu/boot.sh`): bash scripts/gpu/run-all.sh [parts...]
-#   parts: build test chaos serve sweep compare memcheck gemm bench speed (default: all but gemm and speed)
+#   parts: build test chaos serve sweep compare memcheck gemm bench speed trace (default: all but gemm, speed
+#   and trace)
 #   env: FERRUM_EMBED_STD (token embedding std of the random models), FERRUM_COMPARE_MODELS (compare's
 #   list), FERRUM_SWEEP_DEPTHS (layer counts the sweep cuts Qwen3-4B at)
 set -uo pipefail
@@ -80,6 +81,11 @@ if has speed; then
   timeout 200 python3 scripts/gpu/bench_transformers.py .gpu-data/configs/qwen3-4b.json "$OUT/speed-transformers.json" \
     "${FERRUM_HF_NEW_TOKENS:-128}" > "$OUT/speed-transformers.log" 2>&1
   stamp transformers; grep -E "^transformers|Error" "$OUT/speed-transformers.log" | head
+fi
+if has trace; then
+  # Where an engine TTFT goes: engine work before the step, the step's wall and GPU time, engine work after.
+  timeout 200 $tsx scripts/gpu/trace-ttft.ts .gpu-data/configs/qwen3-4b.json "$OUT/trace.json" > "$OUT/trace.log" 2>&1
+  stamp trace; grep -E "^\||Error" "$OUT/trace.log" | head -24
 fi
 if has gemm; then
   # Decode GEMM paths side by side (GEMV, skinny tensor-core kernel, cuBLASLt, tuned) per layer product and M.
