@@ -62,8 +62,8 @@ __global__ void __launch_bounds__(kThreads, 4) gemvKernel(const bf16* x, const b
   };
   // The weights are constant: the first round is in flight before x, the previous kernel's output, is ready.
   loadRound(threadIdx.x);
-  waitForPriorGrids();
   allowDependentLaunch();
+  waitForPriorGrids();
 
   float acc[M][kLoadRows] = {};
   for (int base = threadIdx.x; base < k8; base += kThreads * kUnroll) {

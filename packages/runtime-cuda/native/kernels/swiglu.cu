@@ -11,8 +11,8 @@ namespace {
 constexpr int kThreads = 256;
 
 __global__ void swigluKernel(const bf16* gateUp, bf16* out, int inter) {
-  waitForPriorGrids();
   allowDependentLaunch();
+  waitForPriorGrids();
   const size_t r = blockIdx.y;
   const int j = (blockIdx.x * kThreads + threadIdx.x) * 8;
   if (j >= inter) return;
