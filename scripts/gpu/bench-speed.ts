@@ -20,6 +20,7 @@ import {
   weightLayout,
 } from '../../packages/runtime-cuda/src/index.js';
 import type { ForwardBatch } from '../../packages/types/src/index.js';
+import { randomPrompts, speedEngineOptions } from './engine-setup.js';
 import { syntheticBatch } from './synthetic-batch.js';
 
 const [configFile, outFile, partsArg] = process.argv.slice(2);
@@ -142,12 +143,7 @@ async function runtimeFigures(enforceEager: boolean) {
 }
 
 // --- engine level -----------------------------------------------------------------------------------
-let promptSeed = 1;
-const randomPrompt = (length: number) =>
-  Array.from({ length }, () => {
-    promptSeed = (promptSeed * 1103515245 + 12345) % 2 ** 31;
-    return 1000 + (promptSeed % (config.vocabSize - 2000));
-  });
+const randomPrompt = randomPrompts(config.vocabSize);
 interface Timing {
   ttftMs: number;
   itlMs: number[];
@@ -176,17 +172,8 @@ async function request(engine: Engine, prompt: number[], maxTokens: number): Pro
   return { ttftMs, itlMs, tokens, endMs: last - t0 };
 }
 async function openEngine(enforceEager: boolean): Promise<Engine> {
-  return createEngine({
-    model: dir,
-    device: 'cuda',
-    loadFormat: 'dummy',
-    maxNumSeqs: 256,
-    maxNumBatchedTokens: 4096,
-    maxModelLen: 8192,
-    maxKvTokens: 224 * 1024, // c256 × (512 + 256) tokens fit without preemption
-    seed: 1,
-    enforceEager,
-  });
+  // c256 × (512 + 256) tokens fit without preemption.
+  return createEngine(speedEngineOptions(dir, 224 * 1024, enforceEager));
 }
 async function concurrent(engine: Engine, clients: number, input: number, output: number) {
   const t0 = performance.now();

@@ -9,7 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { createEngine } from '../../packages/engine/src/index.js';
 import type { ComputeBackend, ModelExecutor } from '../../packages/interfaces/src/index.js';
+import { loadModelConfig } from '../../packages/models/src/index.js';
 import { createCudaBackend } from '../../packages/runtime-cuda/src/index.js';
+import { randomPrompts, speedEngineOptions } from './engine-setup.js';
 
 const [configFile, outFile] = process.argv.slice(2);
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ferrum-trace-'));
@@ -58,26 +60,12 @@ function tracedCuda(): ComputeBackend {
   };
 }
 
-const engine = await createEngine(
-  {
-    model: dir,
-    device: 'cuda',
-    loadFormat: 'dummy',
-    maxNumSeqs: 256,
-    maxNumBatchedTokens: 4096,
-    maxModelLen: 8192,
-    maxKvTokens: 64 * 1024,
-    seed: 1,
-  },
-  { backends: [tracedCuda()], tokenizer: null },
-);
-
-let promptSeed = 1;
-const randomPrompt = (length: number) =>
-  Array.from({ length }, () => {
-    promptSeed = (promptSeed * 1103515245 + 12345) % 2 ** 31;
-    return 1000 + (promptSeed % 100000);
-  });
+const config = await loadModelConfig(dir);
+const engine = await createEngine(speedEngineOptions(dir, 64 * 1024), {
+  backends: [tracedCuda()],
+  tokenizer: null,
+});
+const randomPrompt = randomPrompts(config.vocabSize);
 
 interface Trace {
   label: string;
