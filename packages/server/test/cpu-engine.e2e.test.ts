@@ -5,9 +5,15 @@ import { type HfTokenizer, loadTokenizer } from '@ferrum/tokenizer';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, serveForTest, type TestServer, withExtras } from './helpers/serve.js';
-import { readGolden, scriptedOutput, slowSteps, TINY_MODEL_DIR } from './helpers/tiny-model.js';
+import {
+  createTinyEngine,
+  TINY_MODEL_NAME as MODEL,
+  readGolden,
+  scriptedOutput,
+  slowSteps,
+  TINY_MODEL_DIR,
+} from './helpers/tiny-model.js';
 
-const MODEL = 'tiny';
 const TOOL_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
 
 describe('OpenAI client against the server on the CPU runtime (tiny Qwen3)', () => {
@@ -17,16 +23,11 @@ describe('OpenAI client against the server on the CPU runtime (tiny Qwen3)', () 
   const golden = readGolden();
   beforeAll(async () => {
     tokenizer = (await loadTokenizer(TINY_MODEL_DIR))!;
-    engine = await createEngine(
-      { model: TINY_MODEL_DIR, device: 'cpu', servedModelName: MODEL, maxModelLen: 256, maxKvTokens: 8192 },
-      // Tool-call prompts make the model write a call; 'slowly' prompts take 5 ms a step (abort tests).
-      {
-        logitsProcessors: [
-          scriptedOutput(tokenizer, 'weather', TOOL_CALL),
-          slowSteps(tokenizer, 'slowly', 5),
-        ],
-      },
-    );
+    // Tool-call prompts make the model write a call; 'slowly' prompts take 5 ms a step (abort tests).
+    engine = await createTinyEngine({ maxModelLen: 256, maxKvTokens: 8192 }, [
+      scriptedOutput(tokenizer, 'weather', TOOL_CALL),
+      slowSteps(tokenizer, 'slowly', 5),
+    ]);
     // The fixture's ChatML template does not render tools, so the tool-call format is named here.
     t = await serveForTest(engine, { maxModelLen: 256, toolCallParser: 'hermes' });
   });

@@ -1,11 +1,14 @@
-import { createEngine, type FerrumEngine } from '@ferrum/engine';
+import type { FerrumEngine } from '@ferrum/engine';
 import { type HfTokenizer, loadTokenizer } from '@ferrum/tokenizer';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../src/index.js';
 import { postSse } from './helpers/sse-reader.js';
-import { slowSteps, TINY_MODEL_DIR } from './helpers/tiny-model.js';
-
-const MODEL = 'tiny';
+import {
+  createTinyEngine,
+  TINY_MODEL_NAME as MODEL,
+  slowSteps,
+  TINY_MODEL_DIR,
+} from './helpers/tiny-model.js';
 
 /** The parsed JSON events of a finished stream, and whether it ended with `[DONE]`. */
 function parseEvents(events: string[]) {
@@ -20,10 +23,9 @@ describe('graceful shutdown of the server (CPU runtime, tiny Qwen3)', () => {
   beforeEach(async () => {
     tokenizer = (await loadTokenizer(TINY_MODEL_DIR))!;
     // Prompts with 'slowly' take 5 ms a step, so such a request outlives a short drain timeout.
-    engine = await createEngine(
-      { model: TINY_MODEL_DIR, device: 'cpu', servedModelName: MODEL, maxModelLen: 512, maxKvTokens: 4096 },
-      { logitsProcessors: [slowSteps(tokenizer, 'slowly', 5)] },
-    );
+    engine = await createTinyEngine({ maxModelLen: 512, maxKvTokens: 4096 }, [
+      slowSteps(tokenizer, 'slowly', 5),
+    ]);
     server = await startServer(engine, { host: '127.0.0.1', port: 0 });
   });
   afterEach(async () => {

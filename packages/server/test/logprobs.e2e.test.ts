@@ -1,10 +1,13 @@
-import { createEngine, type FerrumEngine } from '@ferrum/engine';
+import type { FerrumEngine } from '@ferrum/engine';
 import { type HfTokenizer, loadTokenizer } from '@ferrum/tokenizer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveForTest, type TestServer, withExtras } from './helpers/serve.js';
-import { scriptedOutput, TINY_MODEL_DIR } from './helpers/tiny-model.js';
-
-const MODEL = 'tiny';
+import {
+  createTinyEngine,
+  TINY_MODEL_NAME as MODEL,
+  scriptedOutput,
+  TINY_MODEL_DIR,
+} from './helpers/tiny-model.js';
 
 describe('logprobs in responses on the CPU runtime (tiny Qwen3)', () => {
   let engine: FerrumEngine;
@@ -12,10 +15,9 @@ describe('logprobs in responses on the CPU runtime (tiny Qwen3)', () => {
   let t: TestServer;
   beforeAll(async () => {
     tokenizer = (await loadTokenizer(TINY_MODEL_DIR))!;
-    engine = await createEngine(
-      { model: TINY_MODEL_DIR, device: 'cpu', servedModelName: MODEL, maxModelLen: 256, maxKvTokens: 4096 },
-      { logitsProcessors: [scriptedOutput(tokenizer, 'greet', 'Hello world, café 🙂 done')] },
-    );
+    engine = await createTinyEngine({ maxModelLen: 256, maxKvTokens: 4096 }, [
+      scriptedOutput(tokenizer, 'greet', 'Hello world, café 🙂 done'),
+    ]);
     t = await serveForTest(engine, { maxModelLen: 256 });
   });
   afterAll(async () => {

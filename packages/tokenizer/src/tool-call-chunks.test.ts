@@ -26,6 +26,14 @@ function streamChunks(format: ToolCallFormat, pieces: readonly string[]) {
   };
 }
 
+/** The finished call both parsers' step-by-step tests end with. */
+const PARIS_CALL: ToolCallDelta = {
+  index: 0,
+  id: 'id0',
+  type: 'function',
+  function: { name: 'get_weather', arguments: '{"city": "Paris"}' },
+};
+
 const OUTPUTS: readonly [ToolCallFormat, string][] = [
   [
     'hermes',
@@ -122,14 +130,7 @@ describe('argument streaming, step by step', () => {
     });
     expect(parser.push('ris"}}\n</tool_call>')).toEqual({
       text: '',
-      toolCalls: [
-        {
-          index: 0,
-          id: 'id0',
-          type: 'function',
-          function: { name: 'get_weather', arguments: '{"city": "Paris"}' },
-        },
-      ],
+      toolCalls: [PARIS_CALL],
       toolCallChunks: [{ index: 0, function: { arguments: 'ris"}' } }],
     });
     expect(parser.finish()).toEqual({ text: '', toolCalls: [], toolCallChunks: [] });
@@ -147,14 +148,7 @@ describe('argument streaming, step by step', () => {
     });
     expect(parser.push(' "Paris"}')).toEqual({
       text: '',
-      toolCalls: [
-        {
-          index: 0,
-          id: 'id0',
-          type: 'function',
-          function: { name: 'get_weather', arguments: '{"city": "Paris"}' },
-        },
-      ],
+      toolCalls: [PARIS_CALL],
       toolCallChunks: [{ index: 0, function: { arguments: ' "Paris"}' } }],
     });
   });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createEngine, type FerrumEngine } from '@ferrum/engine';
 import type { LogitsProcessor, Tokenizer } from '@ferrum/interfaces';
 
 /** The repo's tiny Qwen3 checkpoint (random weights, byte-level BPE of 512 tokens, ChatML template). */
@@ -8,6 +9,20 @@ export const TINY_MODEL_DIR = resolve(
   dirname(fileURLToPath(import.meta.url)),
   '../../../../fixtures/tiny-models/qwen3-qknorm',
 );
+
+/** The name the tiny model is served under. */
+export const TINY_MODEL_NAME = 'tiny';
+
+/** An engine on the CPU runtime serving the tiny model as TINY_MODEL_NAME, with `logitsProcessors`. */
+export function createTinyEngine(
+  limits: { readonly maxModelLen: number; readonly maxKvTokens: number },
+  logitsProcessors: readonly LogitsProcessor[],
+): Promise<FerrumEngine> {
+  return createEngine(
+    { model: TINY_MODEL_DIR, device: 'cpu', servedModelName: TINY_MODEL_NAME, ...limits },
+    { logitsProcessors },
+  );
+}
 
 /** transformers' prompts and greedy continuations (24 tokens, EOS ignored) of the tiny model. */
 export function readGolden(): { prompts: number[][]; greedy: number[][] } {
