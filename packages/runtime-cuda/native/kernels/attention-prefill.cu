@@ -76,8 +76,7 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   extern __shared__ __align__(16) unsigned char smemRaw[];
   bf16* qs = reinterpret_cast<bf16*>(smemRaw);
   bf16* kvBuffers = qs + kRows * kStride;  // buffer b: K at b × 2 × kKeys rows, V kKeys rows after it
-  allowDependentLaunch();
-  waitForPriorGrids();
+  beginDependentWork();
 
   const int* tile = a.tiles + 4 * blockIdx.x;
   const int firstRow = tile[0], numRows = tile[1], kvStart = tile[2], kvLenFirst = tile[3];
@@ -298,8 +297,7 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
 // max(32, D) threads per (tile row, head); lane s of each warp holds split s's weight (numSplits ≤ 16), and
 // thread d sums dimension d with every load independent of the others.
 __global__ void prefillCombineKernel(PrefillAttentionArgs a) {
-  allowDependentLaunch();
-  waitForPriorGrids();
+  beginDependentWork();
   const int* tile = a.tiles + 4 * (blockIdx.x / kRows);
   const int r = blockIdx.x % kRows;
   if (r >= tile[1]) return;

@@ -126,8 +126,7 @@ __global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) 
   __shared__ float mS[G], lS[G], alphaS[G];           // running max / sum per head, last rescale factor
   __shared__ __align__(16) float red[Geo::kPartSums][G][D];  // P·V partial sums, merged at the end
 
-  allowDependentLaunch();
-  waitForPriorGrids();
+  beginDependentWork();
   const BlockWork w = blockWork<G>(a);
   const int t = threadIdx.x;
   const int warp = t >> 5;
@@ -324,8 +323,7 @@ __global__ void __launch_bounds__(kThreads) attentionCombineKernel(AttentionArgs
   constexpr int E = D >= 128 ? D / 32 : 4;  // dims per lane; lanes past D / E idle
   constexpr int kSplitsPerWarp = (kMaxSplits + kWarps - 1) / kWarps;
   __shared__ __align__(16) float sums[kWarps][D];
-  allowDependentLaunch();
-  waitForPriorGrids();
+  beginDependentWork();
   const int warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
   const int listPos = blockIdx.x;

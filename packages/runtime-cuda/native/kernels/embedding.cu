@@ -8,8 +8,7 @@ namespace ferrum {
 namespace {
 
 __global__ void embeddingKernel(const bf16* table, const int* ids, const int* previous, bf16* out, int hidden) {
-  allowDependentLaunch();
-  waitForPriorGrids();
+  beginDependentWork();
   const int t = blockIdx.x;
   // SAFETY: ids were range-checked on the host before upload; a previous sample is -1 (skipped row) or -2
   // (nothing to sample) only when that step failed, and reads row 0 instead.

@@ -62,8 +62,7 @@ __global__ void __launch_bounds__(kThreads, 4) gemvKernel(const bf16* x, const b
   };
   // The weights are constant: the first round is in flight before x, the previous kernel's output, is ready.
   loadRound(threadIdx.x);
-  allowDependentLaunch();
-  waitForPriorGrids();
+  beginDependentWork();
 
   float acc[M][kLoadRows] = {};
   for (int base = threadIdx.x; base < k8; base += kThreads * kUnroll) {

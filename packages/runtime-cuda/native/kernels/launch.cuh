@@ -7,9 +7,9 @@
 // The rule for every kernel launched through launchKernel: no global write, and no read of anything an earlier
 // kernel or step writes, before waitForPriorGrids. Waiting is transitive (a grid completes only after its own
 // wait), so a kernel sees the writes of every kernel before it, not only the last one.
-// Every kernel allows at its start, before it waits itself: the next kernel's blocks then launch as soon as
-// this one's are all running and issue their constant loads while this kernel (and the one it waits for)
-// still run. Allowing only after the wait cost a decode step of a Qwen3-4B shape at batch 1 about 0.15 ms
+// Every kernel allows before it waits itself (beginDependentWork): the next kernel's blocks then launch as
+// soon as this one's are all running and issue their constant loads while this kernel (and the one it waits
+// for) still run. Allowing only after the wait cost a decode step of a Qwen3-4B shape at batch 1 about 0.15 ms
 // on the H100 (3.47 against 3.30-3.33 ms GPU time, bench/results/cuda-speed-2026-11-21-pass4.md).
 #pragma once
 
@@ -34,6 +34,15 @@ __device__ __forceinline__ void allowDependentLaunch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;");
 #endif
+}
+
+/**
+ * Where a kernel's work on earlier kernels' output begins (after its constant loads): lets the next kernel
+ * launch, then waits for the earlier grids. Every kernel launched through launchKernel calls it (see above).
+ */
+__device__ __forceinline__ void beginDependentWork() {
+  allowDependentLaunch();
+  waitForPriorGrids();
 }
 
 /** Whether launchKernel asks for programmatic serialization (setProgrammaticLaunch, in launch.cu). */

@@ -52,8 +52,7 @@ __global__ void __launch_bounds__(kWarps * 32) qkvRopeKernel(QkvRopeArgs a) {
   if (normWeight != nullptr) loadHead<E, W>(normWeight + d0, norm);
 #pragma unroll
   for (int e = 0; e < E; e++) invFreq[e] = a.invFreq[freq0 + e];
-  allowDependentLaunch();
-  waitForPriorGrids();
+  beginDependentWork();
   const float position = static_cast<float>(a.positions[t]);
   const int slotIndex = a.slotMapping[t];  // -1: a decode graph's padded row, whose K/V are not kept
   loadHead<E, W>(head + d0, x);

@@ -39,8 +39,7 @@ __global__ void __launch_bounds__(kMaxThreads)
   float x[kIters][kVec], w[kIters][kVec];
 #pragma unroll
   for (int j = 0; j < kIters; j++) loadBf16<kVec>(weight + offset[j], w[j]);
-  allowDependentLaunch();
-  waitForPriorGrids();
+  beginDependentWork();
 
   const int i = blockIdx.x;
   const size_t row = rowIndex != nullptr ? static_cast<size_t>(rowIndex[i]) : static_cast<size_t>(i);

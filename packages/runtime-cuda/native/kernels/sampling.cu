@@ -191,8 +191,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   __shared__ float sumScratch[32];
   __shared__ int chosen;
   __shared__ float rawChosen;
-  allowDependentLaunch();
-  waitForPriorGrids();
+  beginDependentWork();
 
   const int r = blockIdx.x;
   const int V = a.vocabSize;

@@ -11,8 +11,7 @@ namespace {
 constexpr int kThreads = 256;
 
 __global__ void swigluKernel(const bf16* gateUp, bf16* out, int inter) {
-  allowDependentLaunch();
-  waitForPriorGrids();
+  beginDependentWork();
   const size_t r = blockIdx.y;
   const int j = (blockIdx.x * kThreads + threadIdx.x) * 8;
   if (j >= inter) return;
