@@ -9,7 +9,8 @@
 //   2. softmax: one warp per head takes the chunk's max and sum and rescales the running (m, l) online;
 //   3. P·V: threads over (8- or 4-dim slices of the head) × (key subsets), accumulators in registers; the
 //      subsets are summed through shuffles and shared memory once, at the end.
-// The next chunk's slot indices are fetched while the current chunk is scored. With several splits each
+// The next chunk's slot indices are fetched while the current chunk is scored. Before it waits for the kernels
+// before it (kernels/launch.cuh), a block pulls the K and V rows of its split's first entries into L2. With several splits each
 // split writes an unnormalized partial (a split past the row's end writes m = -inf, l = 0) and
 // attentionCombineKernel merges them. Numerics: q × scale, scores, softmax and accumulation in f32.
 #include <cfloat>
@@ -54,6 +55,12 @@ struct Geometry {
   static_assert(kThreads % kSlices == 0 && kChunk % kSubsets == 0 && kKeysPerThread >= 1,
                 "P·V threads must tile the chunk");
 };
+
+// Entries of a split whose K and V rows a block pulls into L2 before its wait.
+constexpr int kPrefetchEntries = 64;
+
+// A hint that brings the 128-byte line holding p into L2; loads after it still read the current contents.
+__device__ __forceinline__ void prefetchL2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
 // bf16 pairs (low half first) to floats.
 template <int N>
@@ -126,11 +133,26 @@ __global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) 
   __shared__ float mS[G], lS[G], alphaS[G];           // running max / sum per head, last rescale factor
   __shared__ __align__(16) float red[Geo::kPartSums][G][D];  // P·V partial sums, merged at the end
 
-  beginDependentWork();
+  allowDependentLaunch();
+  // Before the wait, reads of the step's upload only (rows, kv lists: copied before the step's first kernel
+  // started, which every later kernel's start follows), and L2 prefetches of the pools. A prefetch is a hint,
+  // so the entry the RoPE kernel before this one writes may be among them.
   const BlockWork w = blockWork<G>(a);
   const int t = threadIdx.x;
   const int warp = t >> 5;
   const int lane = t & 31;
+  const int* slots = a.kvIndices + a.rowKvStart[w.row];
+  {
+    constexpr int kLines = D * 2 >= 128 ? D * 2 / 128 : 1;  // 128-byte lines of a K (or V) row
+    const int entries = min(w.end - w.begin, kPrefetchEntries);
+    for (int i = t; i < entries * 2 * kLines; i += kThreads) {
+      const int line = i % (2 * kLines);
+      const bf16* pool = line < kLines ? a.kCache : a.vCache;
+      const size_t slot = static_cast<size_t>(slots[w.begin + i / (2 * kLines)]);
+      prefetchL2(pool + slot * a.numKvHeads * D + w.kvHead * D + (line % kLines) * 64);
+    }
+  }
+  waitForPriorGrids();
 
   if (w.begin >= w.end) {  // nothing to attend: a neutral partial (or zeros for an empty row without splits)
     if (a.numSplits > 1) {
@@ -143,7 +165,6 @@ __global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) 
     return;
   }
 
-  const int* slots = a.kvIndices + a.rowKvStart[w.row];
   if (t < C) slotBuf[0][t] = w.begin + t < w.end ? slots[w.begin + t] : -1;
   if (t < G) {
     mS[t] = -INFINITY;

@@ -6,7 +6,10 @@
 // (waitForPriorGrids) until the earlier grids have completed and their writes are visible.
 // The rule for every kernel launched through launchKernel: no global write, and no read of anything an earlier
 // kernel or step writes, before waitForPriorGrids. Waiting is transitive (a grid completes only after its own
-// wait), so a kernel sees the writes of every kernel before it, not only the last one.
+// wait), so a kernel sees the writes of every kernel before it, not only the last one. Two things are safe before
+// the wait: the step's upload, whose host-to-device copy completes before the step's first kernel starts (a copy
+// is not a programmatic launch), and every later kernel starts after that one; and L2 prefetches, which are
+// hints (a load after the wait reads the current contents).
 // Every kernel allows before it waits itself (beginDependentWork): the next kernel's blocks then launch as
 // soon as this one's are all running and issue their constant loads while this kernel (and the one it waits
 // for) still run. Allowing only after the wait cost a decode step of a Qwen3-4B shape at batch 1 about 0.15 ms
