@@ -1,7 +1,10 @@
 // After the fused QKV projection: bias, q/k RMSNorm (Qwen3), RoPE with Hugging Face's rotate_half layout
 // (element d pairs with d ± headDim/2), q written back in place, k and v written to the pool at slotMapping.
-// One warp per (token, head). Lane l < 2P holds the E consecutive elements from l * E (headDim = 2 * P * E,
-// P <= 16 lanes a half), so the rotation partner of lane l's elements is held by lane l ± P, one shuffle away.
+// One warp per (token, head), a block per token and up to kWarps heads. Lane l < 2P holds the E consecutive
+// elements from l * E (headDim = 2 * P * E, P <= 16 lanes a half), so the rotation partner of lane l's elements
+// is held by lane l ± P, one shuffle away. The token's rotation (cos and sin of each of the headDim / 2 angles)
+// is computed once a block, into shared memory, before the block waits for the QKV product: positions are the
+// step's upload (kernels/launch.cuh), and sincosf is most of a head's arithmetic.
 #include <string>
 
 #include "../cuda-check.h"
@@ -13,7 +16,8 @@
 namespace ferrum {
 namespace {
 
-constexpr int kWarps = 4;
+constexpr int kWarps = 16;
+constexpr int kMaxHalf = 128;  // headDim / 2 for the largest head dim (2 × 16 lanes × 8 elements)
 
 // E elements a lane, moved W at a time (W = E when every pointer allows it, else 1).
 template <int E, int W>
@@ -30,12 +34,17 @@ __device__ __forceinline__ void storeHead(bf16* p, const float (&f)[E]) {
 
 template <int E, int W>
 __global__ void __launch_bounds__(kWarps * 32) qkvRopeKernel(QkvRopeArgs a) {
+  __shared__ float cosS[kMaxHalf], sinS[kMaxHalf];
+  const int t = blockIdx.x;
+  const int D = a.headDim;
+  allowDependentLaunch();
+  const float position = static_cast<float>(a.positions[t]);
+  for (int i = threadIdx.x; i < D / 2; i += kWarps * 32) sincosf(position * a.invFreq[i], &sinS[i], &cosS[i]);
+  __syncthreads();
   const int numHeadsTotal = a.numHeads + 2 * a.numKvHeads;
   const int h = blockIdx.y * kWarps + (threadIdx.x >> 5);
   if (h >= numHeadsTotal) return;  // a whole warp
-  const int t = blockIdx.x;
   const int lane = threadIdx.x & 31;
-  const int D = a.headDim;
   const int P = D / (2 * E);  // lanes a half
   const bool active = lane < 2 * P;
   const int d0 = (active ? lane : 0) * E;  // idle lanes read element 0 and are zeroed
@@ -45,16 +54,13 @@ __global__ void __launch_bounds__(kWarps * 32) qkvRopeKernel(QkvRopeArgs a) {
   const bf16* normWeight = isQ ? a.qNorm : (isV ? nullptr : a.kNorm);
   bf16* head = a.qkv + static_cast<size_t>(t) * numHeadsTotal * D + static_cast<size_t>(h) * D;
 
-  // Every load first: the constants (bias, norm weight, frequencies) while the kernel before still runs,
-  // then the head's elements, position and slot.
-  float x[E], bias[E], norm[E], invFreq[E];
+  // Every load first: the constants (bias, norm weight) and the slot while the kernel before still runs, then
+  // the head's elements.
+  float x[E], bias[E], norm[E];
   if (a.bias != nullptr) loadHead<E, W>(a.bias + h * D + d0, bias);
   if (normWeight != nullptr) loadHead<E, W>(normWeight + d0, norm);
-#pragma unroll
-  for (int e = 0; e < E; e++) invFreq[e] = a.invFreq[freq0 + e];
-  beginDependentWork();
-  const float position = static_cast<float>(a.positions[t]);
   const int slotIndex = a.slotMapping[t];  // -1: a decode graph's padded row, whose K/V are not kept
+  waitForPriorGrids();
   loadHead<E, W>(head + d0, x);
 
 #pragma unroll
@@ -77,10 +83,8 @@ __global__ void __launch_bounds__(kWarps * 32) qkvRopeKernel(QkvRopeArgs a) {
     for (int e = 0; e < E; e++) other[e] = __shfl_sync(0xffffffffu, x[e], partner);
 #pragma unroll
     for (int e = 0; e < E; e++) {
-      float sinValue, cosValue;
-      sincosf(position * invFreq[e], &sinValue, &cosValue);
       const float rotated = lane < P ? -other[e] : other[e];
-      x[e] = x[e] * cosValue + rotated * sinValue;
+      x[e] = x[e] * cosS[freq0 + e] + rotated * sinS[freq0 + e];
     }
   }
   if (!active || (!isQ && slotIndex < 0)) return;
