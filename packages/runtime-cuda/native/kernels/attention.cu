@@ -10,9 +10,9 @@
 //   3. P·V: threads over (8- or 4-dim slices of the head) × (key subsets), accumulators in registers; the
 //      subsets are summed through shuffles and shared memory once, at the end.
 // The next chunk's slot indices are fetched while the current chunk is scored. Before it waits for the kernels
-// before it (kernels/launch.cuh), a block pulls the K and V rows of its split's first entries into L2. With several splits each
-// split writes an unnormalized partial (a split past the row's end writes m = -inf, l = 0) and
-// attentionCombineKernel merges them. Numerics: q × scale, scores, softmax and accumulation in f32.
+// before it (kernels/launch.cuh), a block pulls the K and V rows of its split's first entries into L2. With
+// several splits each split writes an unnormalized partial (a split past the row's end writes m = -inf, l = 0)
+// and attentionCombineKernel merges them. Numerics: q × scale, scores, softmax and accumulation in f32.
 #include <cfloat>
 #include <type_traits>
 
