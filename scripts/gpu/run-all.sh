@@ -88,7 +88,7 @@ if has trace; then
   stamp trace; grep -E "^\||Error" "$OUT/trace.log" | head -24
 fi
 if has gemm; then
-  # Decode GEMM paths side by side (GEMV, skinny tensor-core kernel, cuBLASLt, tuned) per layer product and M.
+  # Decode GEMM paths side by side (GEMV, cuBLASLt, tuned; gate|up also with SwiGLU fused) per layer product and M.
   timeout 200 $tsx scripts/gpu/bench-gemm.ts "$OUT/gemm.json" > "$OUT/gemm.log" 2>&1
   stamp gemm; grep -E "^\||ceiling|Error" "$OUT/gemm.log" | head -100
 fi

@@ -91,20 +91,29 @@ Napi::Value gemmRate(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), 2.0 * m * static_cast<double>(n) * k / seconds);
 }
 
-// A runGemm path: Gemm's (`auto`, `tuned`, `cublas`), or the GEMV at one of its block sizes (`gemv4`, ...).
+// A runGemm path: Gemm's (`auto`, `tuned`, `cublas`), the GEMV at one of its block sizes (`gemv16`, ...), or the
+// gated product with SwiGLU fused (`swiglu`: Gemm's choice, `swiglu16`, ...: a block size).
 struct GemmChoice {
   GemmPath path = GemmPath::kAuto;
   int gemvRows = 0;  // > 0: the GEMV at this block size
+  bool swiglu = false;
 };
 
 GemmChoice gemmChoice(const std::string& name) {
   if (name == "auto" || name == "tuned") return {};
   if (name == "cublas") return {GemmPath::kCublas, 0};
-  for (int rows : kGemvRowsPerBlock) {
-    if (name == "gemv" + std::to_string(rows)) return {GemmPath::kAuto, rows};
+  if (name == "swiglu") return {GemmPath::kAuto, 0, true};
+  for (const char* prefix : {"gemv", "swiglu"}) {
+    const std::string head(prefix);
+    const std::string digits = name.substr(std::min(head.size(), name.size()));
+    if (name.compare(0, head.size(), head) != 0 || digits.empty() || digits.size() > 3 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    return {GemmPath::kAuto, std::stoi(digits), head == "swiglu"};
   }
-  throw NativeError("invalid_argument", "runGemm: path must be 'auto', 'tuned', 'cublas', 'gemv4', 'gemv8' or "
-                                        "'gemv16', not '" + name + "'");
+  throw NativeError("invalid_argument", "runGemm: path must be 'auto', 'tuned', 'cublas', 'swiglu', 'gemv<rows>' or "
+                                        "'swiglu<rows>', not '" + name + "'");
 }
 
 Napi::Uint16Array bf16Arg(const Napi::CallbackInfo& info, size_t i, size_t length, const char* name) {
@@ -134,19 +143,33 @@ Napi::Value runGemm(const Napi::CallbackInfo& info) {
   const int reps = argInt(info, 7, 0);
   const int device = argInt(info, 8, 0);
   FERRUM_CUDA(cudaSetDevice(device));
-  const size_t outCount = static_cast<size_t>(m) * n;
+  if (choice.swiglu && (outF32 || n % 2 != 0)) {
+    throw NativeError("invalid_argument", "runGemm: a swiglu path takes an even n (gate|up rows) and a bf16 output");
+  }
+  const int outCols = choice.swiglu ? n / 2 : n;
+  const size_t outCount = static_cast<size_t>(m) * outCols;
   const size_t workspaceBytes = 32u << 20;
   DeviceBuffer x(xHost.ByteLength()), w(wHost.ByteLength()), y(outCount * (outF32 ? 4 : 2)), workspace(workspaceBytes);
-  if (choice.gemvRows > 0 && !gemvSupports(x.as<bf16>(), w.as<bf16>(), m, k)) {
+  if ((choice.gemvRows > 0 || choice.swiglu) && !gemvSupports(x.as<bf16>(), w.as<bf16>(), m, k)) {
     throw NativeError("invalid_argument", "runGemm: the GEMV takes 1.." + std::to_string(kGemvMaxRows) +
                                               " rows and k % 8 == 0");
+  }
+  const std::vector<int> blockSizes = gemvRowsPerBlock(m, choice.swiglu);
+  if (choice.gemvRows > 0 && std::find(blockSizes.begin(), blockSizes.end(), choice.gemvRows) == blockSizes.end()) {
+    throw NativeError("invalid_argument", "runGemm: the GEMV takes no block of " + std::to_string(choice.gemvRows) +
+                                              " outputs at " + std::to_string(m) + " rows");
   }
   FERRUM_CUDA(cudaMemcpy(x.as(), xHost.Data(), x.bytes(), cudaMemcpyHostToDevice));
   FERRUM_CUDA(cudaMemcpy(w.as(), wHost.Data(), w.bytes(), cudaMemcpyHostToDevice));
   Gemm gemm(workspace.as(), workspaceBytes);
+  if (choice.swiglu && choice.gemvRows == 0) gemm.tuneSwiglu(x.as<bf16>(), w.as<bf16>(), y.as<bf16>(), m, outCols, k, nullptr);
   if (name == "tuned") gemm.tune(x.as<bf16>(), w.as<bf16>(), y.as(), m, n, k, outF32, nullptr);
   auto once = [&] {
-    if (choice.gemvRows > 0) {
+    if (choice.swiglu && choice.gemvRows > 0) {
+      launchGemvSwiglu(x.as<bf16>(), w.as<bf16>(), y.as<bf16>(), m, outCols, k, choice.gemvRows, nullptr);
+    } else if (choice.swiglu) {
+      gemm.runSwiglu(x.as<bf16>(), w.as<bf16>(), y.as<bf16>(), m, outCols, k, nullptr);
+    } else if (choice.gemvRows > 0) {
       launchGemv(x.as<bf16>(), w.as<bf16>(), y.as(), m, n, k, outF32, choice.gemvRows, nullptr);
     } else {
       gemm.runVia(choice.path, x.as<bf16>(), w.as<bf16>(), y.as(), m, n, k, outF32, nullptr);

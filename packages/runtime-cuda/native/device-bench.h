@@ -12,8 +12,9 @@ Napi::Value MeasureBandwidth(const Napi::CallbackInfo& info);
 Napi::Value MeasureGemmRate(const Napi::CallbackInfo& info);
 /**
  * runGemm(path, x, w, m, n, k, outF32, iterations, device?): y = x · wᵀ through one Gemm path ('auto', 'tuned',
- * 'cublas', or the GEMV at a block size: 'gemv4', 'gemv8', 'gemv16') on bf16 bits (Uint16Array);
- * { output: Float32Array, medianSeconds }.
+ * 'cublas', or the GEMV at a block size: 'gemv4', ... 'gemv32') on bf16 bits (Uint16Array); or, for 'swiglu'
+ * (tuned) and 'swiglu<rows>', y = silu(x · gateᵀ) × (x · upᵀ) with w the gate|up rows [n = 2 · inter][k] and y
+ * [m][inter] (bf16); { output: Float32Array, medianSeconds }.
  */
 Napi::Value RunGemm(const Napi::CallbackInfo& info);
 

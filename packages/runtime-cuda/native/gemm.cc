@@ -80,7 +80,9 @@ Gemm::Plan& Gemm::plan(int m, int n, int k, bool outF32, bool swiglu) {
                        static_cast<uint64_t>(k) ^ (outF32 ? (1ull << 63) : 0ull) ^ (swiglu ? (1ull << 62) : 0ull);
   auto found = plans_.find(key);
   if (found != plans_.end()) return found->second;
-  return plans_.emplace(key, Plan{}).first->second;
+  Plan made;
+  if (m <= kGemvMaxRows) made.gemvRows = gemvRowsPerBlock(m, swiglu).front();
+  return plans_.emplace(key, made).first->second;
 }
 
 void Gemm::prepareCublas(Plan& p, int m, int n, int k, bool outF32) {
@@ -115,8 +117,8 @@ void Gemm::runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaS
                                workspaceBytes_, stream));
 }
 
-template <size_t N, typename Launch>
-void Gemm::tuneGemv(Plan& p, const int (&rowsPerBlock)[N], cudaStream_t stream, Launch launch) {
+template <typename Launch>
+void Gemm::tuneGemv(Plan& p, const std::vector<int>& rowsPerBlock, cudaStream_t stream, Launch launch) {
   if (p.tuned) return;
   ColdTimer timer(workspace_, workspaceBytes_);
   float best = 0.f;
@@ -133,7 +135,7 @@ void Gemm::tuneGemv(Plan& p, const int (&rowsPerBlock)[N], cudaStream_t stream, 
 
 void Gemm::tuneSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream) {
   if (m == 0 || !fusesSwiglu(x, gateUp, m, k)) return;
-  tuneGemv(plan(m, inter, k, false, true), kGemvSwigluRowsPerBlock, stream,
+  tuneGemv(plan(m, inter, k, false, true), gemvRowsPerBlock(m, true), stream,
            [&](int rows) { launchGemvSwiglu(x, gateUp, y, m, inter, k, rows, stream); });
 }
 
@@ -145,7 +147,7 @@ void Gemm::runSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inte
 void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
   if (m == 0) return;
   if (gemvSupports(x, w, m, k)) {
-    tuneGemv(plan(m, n, k, outF32), kGemvRowsPerBlock, stream,
+    tuneGemv(plan(m, n, k, outF32), gemvRowsPerBlock(m, false), stream,
              [&](int rows) { launchGemv(x, w, y, m, n, k, outF32, rows, stream); });
     return;
   }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "kernels/kernels.h"
 
@@ -49,14 +50,14 @@ class Gemm {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
-    int gemvRows = kGemvDefaultRowsPerBlock;  // GEMV shapes: outputs a block
+    int gemvRows = 0;  // GEMV shapes: outputs a block (gemvRowsPerBlock's default until tuned)
     bool tuned = false;
   };
   /** The plan of a shape; `swiglu` keys runSwiglu's products apart from plain ones. */
   Plan& plan(int m, int n, int k, bool outF32, bool swiglu = false);
   /** Time `launch(rows)` for each of `rowsPerBlock` (GEMV block sizes) and keep the fastest in `p`. */
-  template <size_t N, typename Launch>
-  void tuneGemv(Plan& p, const int (&rowsPerBlock)[N], cudaStream_t stream, Launch launch);
+  template <typename Launch>
+  void tuneGemv(Plan& p, const std::vector<int>& rowsPerBlock, cudaStream_t stream, Launch launch);
   /** Creates `p`'s cuBLASLt descriptors and the heuristic's first algorithm if not yet done. */
   void prepareCublas(Plan& p, int m, int n, int k, bool outF32);
   void runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaStream_t stream);

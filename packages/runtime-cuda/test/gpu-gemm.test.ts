@@ -1,8 +1,10 @@
 // Native Gemm's paths against an f64 product computed here from the same bf16 inputs: the untuned path (the
-// GEMV kernel up to 2 rows, native/kernels/gemv.cu, cuBLASLt above), the GEMV at each of its block sizes, and
-// the cuBLASLt and tuned paths, at decode row counts on Qwen3-4B's projection shapes (o_proj, qkv, gate|up,
-// down) and tiny ones whose n is not a multiple of a block's outputs and whose k is not a multiple of a load
-// round, for f32 and bf16 outputs. Also: the GEMV gives the same bits run to run.
+// GEMV up to 16 rows: native/kernels/gemv.cu's FMA kernel at 1-2 rows, gemv-mma.cu's tensor-core kernel at
+// 3-16; cuBLASLt above), the GEMV at each of its block sizes, and the cuBLASLt and tuned paths, at decode row
+// counts on Qwen3-4B's projection shapes (o_proj, qkv, gate|up, down) and tiny ones whose n is not a multiple of
+// a block's outputs and whose k is not a multiple of a load round, for f32 and bf16 outputs. The gated MLP's
+// fused product (SwiGLU in the GEMV's epilogue) against silu(gate) × up of the same reference. Also: the GEMV
+// gives the same bits run to run.
 import { seededRandom } from '@ferrum/types';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadNativeAddon, type NativeAddon, type NativeGemmPath } from '../src/native-addon.js';
@@ -12,8 +14,15 @@ const { available, reason } = await cudaAvailability();
 const addon: NativeAddon | null = available ? loadNativeAddon().addon : null;
 
 const ROWS = [1, 2, 3, 4, 7, 8, 9, 16, 33, 64];
-/** The GEMV forced to each of its block sizes (native kGemvRowsPerBlock). */
-const GEMV_BLOCK_SIZES: readonly NativeGemmPath[] = ['gemv4', 'gemv8', 'gemv16'];
+/** The GEMV forced to each of its block sizes at m rows (native gemvRowsPerBlock). */
+function gemvBlockSizes(m: number): readonly NativeGemmPath[] {
+  if (m > 16) return [];
+  return m <= 2 ? ['gemv4', 'gemv8', 'gemv16'] : ['gemv8', 'gemv16', 'gemv32'];
+}
+/** The same for the fused gate|up product with SwiGLU. */
+function swigluBlockSizes(m: number): readonly NativeGemmPath[] {
+  return m <= 2 ? ['swiglu4', 'swiglu8'] : ['swiglu8', 'swiglu16'];
+}
 const SHAPES = [
   { n: 2560, k: 4096, maxRows: 64 },
   { n: 6144, k: 2560, maxRows: 64 },
@@ -94,6 +103,45 @@ function mismatches(got: Float32Array, reference: Float64Array, outF32: boolean)
   return bad === 0 ? 'none' : `${bad} of ${reference.length}${worst}`;
 }
 
+const silu = (v: number) => v / (1 + Math.exp(-v));
+
+/**
+ * silu(gate) × up against the f64 products (gate columns [0, inter), up columns [inter, 2 · inter) of
+ * `reference`). The kernel rounds gate, up and silu(gate) to bf16 and the result once more; to first order an
+ * error δg in gate moves the result by at most 1.1 · |up| · δg (silu's slope stays under 1.1), one δu in up by
+ * |silu(gate)| · δu, and each of the last two roundings by 2^-8 of the result. δg and δu are the product
+ * tolerance above (rounding plus accumulation).
+ */
+function swigluMismatches(got: Float32Array, reference: Float64Array, m: number, inter: number): string {
+  let squares = 0;
+  for (const r of reference) squares += r * r;
+  const rms = Math.sqrt(squares / reference.length);
+  let bad = 0;
+  let worst = '';
+  for (let row = 0; row < m; row++) {
+    for (let j = 0; j < inter; j++) {
+      const gate = reference[row * 2 * inter + j]!;
+      const up = reference[row * 2 * inter + inter + j]!;
+      const want = silu(gate) * up;
+      const dGate = ROUNDING * Math.abs(gate) + ACCUMULATION * rms;
+      const dUp = ROUNDING * Math.abs(up) + ACCUMULATION * rms;
+      const allowed =
+        1.1 * Math.abs(up) * dGate +
+        Math.abs(silu(gate)) * dUp +
+        1.1 * dGate * dUp +
+        2 * ROUNDING * Math.abs(want);
+      const value = got[row * inter + j]!;
+      if (!(Math.abs(value - want) <= allowed)) {
+        if (bad === 0) {
+          worst = ` (first: row ${row}, column ${j}, got ${value}, want ${want}, allowed ±${allowed})`;
+        }
+        bad++;
+      }
+    }
+  }
+  return bad === 0 ? 'none' : `${bad} of ${m * inter}${worst}`;
+}
+
 function run(
   path: NativeGemmPath,
   c: Case,
@@ -123,7 +171,7 @@ describe.skipIf(!addon)(
       });
 
       it.each(rows)('%i rows, f32 and bf16 outputs', (m) => {
-        const paths: NativeGemmPath[] = m <= 2 ? ['auto', ...GEMV_BLOCK_SIZES] : ['auto'];
+        const paths: NativeGemmPath[] = ['auto', ...gemvBlockSizes(m)];
         for (const path of paths) {
           for (const outF32 of [true, false]) {
             const got = run(path, c, m, n, k, outF32);
@@ -144,8 +192,8 @@ describe.skipIf(!addon)(
       });
 
       it('gives the same bits run to run from the GEMV at every block size', () => {
-        for (const path of GEMV_BLOCK_SIZES) {
-          for (const m of [1, 2]) {
+        for (const m of [1, 2, 3, 8, 16]) {
+          for (const path of gemvBlockSizes(m)) {
             for (const outF32 of [true, false]) {
               const first = run(path, c, m, n, k, outF32);
               const again = run(path, c, m, n, k, outF32, 3);
@@ -156,9 +204,29 @@ describe.skipIf(!addon)(
       });
 
       it.each<NativeGemmPath>(['cublas', 'tuned'])('the %s path meets the same reference', (path) => {
-        for (const m of [1, 4, 33]) {
+        for (const m of [1, 4, 12, 33]) {
           const got = run(path, c, m, n, k, false);
           expect(mismatches(got, c.reference.subarray(0, m * n), false), `${m} rows`).toBe('none');
+        }
+      });
+    });
+
+    describe.each([
+      { inter: 9728, k: 2560 },
+      { inter: 36, k: 64 },
+      { inter: 100, k: 136 },
+    ])('gate|up with SwiGLU fused: inter $inter, k $k', ({ inter, k }) => {
+      const n = 2 * inter;
+      let c: Case;
+      beforeAll(() => {
+        c = makeCase(16, n, k, inter * 17 + k);
+      });
+
+      it.each([1, 2, 3, 8, 9, 16])('%i rows', (m) => {
+        const reference = c.reference.subarray(0, m * n);
+        for (const path of ['swiglu', ...swigluBlockSizes(m)] as const) {
+          const got = addon!.runGemm(path, c.x.subarray(0, m * k), c.w, m, n, k, false, 0, 0).output;
+          expect(swigluMismatches(got, reference, m, inter), path).toBe('none');
         }
       });
     });

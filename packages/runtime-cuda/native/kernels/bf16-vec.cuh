@@ -48,6 +48,15 @@ __device__ __forceinline__ void packBf16(const float (&f)[1], unsigned short& r)
   r = __bfloat16_as_ushort(__float2bfloat16(f[0]));
 }
 
+// 16 bytes of constant data read once (a weight vector of a GEMV): not kept in L1, which keeps what is reused.
+__device__ __forceinline__ uint4 loadStreaming(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+
 template <int N>
 __device__ __forceinline__ void loadBf16(const __nv_bfloat16* p, float (&f)[N]) {
   unpackBf16(*reinterpret_cast<const Bf16Raw<N>*>(p), f);

@@ -4,12 +4,15 @@
 // kRows (4, 8 or 16) sets how many blocks a product takes: Gemm::tune times each for a shape, since a grid
 // just over one wave of resident blocks (o_proj at 4 rows a block) leaves a long tail. The block's partial
 // sums meet in shared memory in a fixed order: the result is deterministic, with no split-K reduce kernel.
+#include <iterator>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "../cuda-check.h"
 #include "bf16-vec.cuh"
 #include "device-math.cuh"
+#include "gemv-mma.h"
 #include "kernels.h"
 #include "launch.cuh"
 
@@ -19,15 +22,8 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
 constexpr int kLoadsInFlight = 16;  // 16-byte weight loads a thread issues before using any
-
-// A weight vector, read once: not kept in L1, where x lives.
-__device__ __forceinline__ uint4 loadStreaming(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-      : "l"(p));
-  return v;
-}
+constexpr int kRowsPerBlock[] = {4, 8, 16};
+constexpr int kSwigluRowsPerBlock[] = {4, 8};  // streams twice the rows a block
 
 // Gated (kGlu): the block's outputs n are silu(gate n) × up n, with gate row n and up row inter + n of w (the
 // fused gate|up weight, inter = `n`): both rows are streamed by the same block, so the SwiGLU needs no kernel
@@ -146,7 +142,8 @@ void launchFor(const bf16* x, const bf16* w, void* y, int n, int k, int rowsPerB
 template <typename Out, bool kGlu>
 void launchFor(const bf16* x, const bf16* w, void* y, int m, int n, int k, int rowsPerBlock, cudaStream_t stream) {
   if (m == 1) return launchFor<1, Out, kGlu>(x, w, y, n, k, rowsPerBlock, stream);
-  launchFor<2, Out, kGlu>(x, w, y, n, k, rowsPerBlock, stream);
+  if (m == 2) return launchFor<2, Out, kGlu>(x, w, y, n, k, rowsPerBlock, stream);
+  launchGemvMma<Out, kGlu>(x, w, y, m, n, k, rowsPerBlock, stream);
 }
 
 void checkSupport(const bf16* x, const bf16* w, int m, int k) {
@@ -160,6 +157,12 @@ void checkSupport(const bf16* x, const bf16* w, int m, int k) {
 
 bool gemvSupports(const bf16* x, const bf16* w, int m, int k) {
   return m >= 1 && m <= kGemvMaxRows && k % 8 == 0 && allAligned(16, {x, w});
+}
+
+std::vector<int> gemvRowsPerBlock(int m, bool swiglu) {
+  const auto list = [](const auto& sizes) { return std::vector<int>(std::begin(sizes), std::end(sizes)); };
+  if (m >= kGemvMmaMinRows) return swiglu ? list(kGemvMmaSwigluRowsPerBlock) : list(kGemvMmaRowsPerBlock);
+  return swiglu ? list(kSwigluRowsPerBlock) : list(kRowsPerBlock);
 }
 
 void launchGemv(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, int rowsPerBlock,

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace ferrum {
 
@@ -62,27 +63,29 @@ void launchQkvRope(const QkvRopeArgs& args, cudaStream_t stream);
 /** out[r][j] = silu(gateUp[r][j]) * gateUp[r][inter + j]. */
 void launchSwiglu(const bf16* gateUp, bf16* out, int rows, int inter, cudaStream_t stream);
 
-/** The most rows x (M) the GEMV path takes; larger M goes to cuBLASLt. */
-// Measured on an H100 (Qwen3-4B shapes): ~15% faster than cuBLASLt at M = 1, 1.5× slower at M = 8.
-constexpr int kGemvMaxRows = 2;
+/**
+ * The most rows x (M) the GEMV path takes: an FMA kernel for 1-2 rows, tensor cores (gemv-mma.cu) for 3-16;
+ * larger M goes to cuBLASLt.
+ */
+constexpr int kGemvMaxRows = 16;
 /** Whether launchGemv takes this product: 1 <= m <= kGemvMaxRows, k % 8 == 0, x and w 16-byte aligned. */
 bool gemvSupports(const bf16* x, const bf16* w, int m, int k);
-/** Outputs a GEMV block computes (its grid size): Gemm::tune picks one per shape. */
-constexpr int kGemvRowsPerBlock[] = {4, 8, 16};
-/** The block sizes of launchGemvSwiglu, which streams twice the rows a block. */
-constexpr int kGemvSwigluRowsPerBlock[] = {4, 8};
-constexpr int kGemvDefaultRowsPerBlock = 4;
+/**
+ * The outputs a block (its grid size) launchGemv, or launchGemvSwiglu (`swiglu`), takes for an m-row product,
+ * the default first: Gemm::tune times each for a shape.
+ */
+std::vector<int> gemvRowsPerBlock(int m, bool swiglu);
 /**
  * y[m][n] = x[m][:] · w[n][:] over k (x [m][k], w [n][k], y [m][n], all row-major) with f32 accumulation; y is
  * f32 when `outF32`, else bf16 rounded to nearest. A bandwidth-bound kernel for few rows; throws outside
- * gemvSupports or for a `rowsPerBlock` not in kGemvRowsPerBlock.
+ * gemvSupports or for a `rowsPerBlock` not in gemvRowsPerBlock(m, false).
  */
 void launchGemv(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, int rowsPerBlock,
                 cudaStream_t stream);
 /**
  * The gated MLP's first half in one kernel: y[m][j] = silu(g) · u with g = x[m] · gateUp[j], u = x[m] ·
  * gateUp[inter + j] (gateUp [2 · inter][k], the fused gate|up weight), each rounded to bf16 as launchGemv +
- * launchSwiglu would. Same support as launchGemv; `rowsPerBlock` from kGemvSwigluRowsPerBlock.
+ * launchSwiglu would. Same support as launchGemv; `rowsPerBlock` from gemvRowsPerBlock(m, true).
  */
 void launchGemvSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, int rowsPerBlock,
                       cudaStream_t stream);
