@@ -1,5 +1,11 @@
 import type { ScheduledStep } from '@ferrum/interfaces';
-import { type BackendCapabilities, type DeviceSamplingOp, isGreedy, type RowSampling } from '@ferrum/types';
+import {
+  type BackendCapabilities,
+  type DeviceSamplingOp,
+  isGreedy,
+  numOutputTokensOf,
+  type RowSampling,
+} from '@ferrum/types';
 
 /**
  * Whether a step planned while step N runs may go to the runtime before N's sampled tokens reach the host,
@@ -86,7 +92,7 @@ function placeholderRowsIgnoreHistory(step: ScheduledStep): boolean {
     for (let j = i; j < sampleRows.length && sampleRows[j] === row; j++) {
       const record = sampling![j];
       const p = record.params;
-      if (hasPenalties(record) || p.allowedTokenIds !== null || record.outputTokenIds.length < p.minTokens)
+      if (hasPenalties(record) || p.allowedTokenIds !== null || numOutputTokensOf(record) < p.minTokens)
         return false;
     }
   }
@@ -108,6 +114,6 @@ function editsLogits(row: RowSampling): boolean {
     p.logitBias !== null ||
     p.allowedTokenIds !== null ||
     p.bannedTokenIds !== null ||
-    row.outputTokenIds.length < p.minTokens
+    numOutputTokensOf(row) < p.minTokens
   );
 }

@@ -8,6 +8,11 @@ export interface LogitsContext {
   readonly promptTokenIds: Int32Array;
   readonly outputTokenIds: Int32Array;
   /**
+   * `outputTokenIds.length`, when the caller says it (`numOutputTokensOf` of `@ferrum/types` reads either).
+   * The engine sets it and makes the `outputTokenIds` view only when a processor or penalty reads it.
+   */
+  readonly numOutputTokens?: number;
+  /**
    * The model's EOS token ids (`ModelConfig.eosTokenIds`), which `params.minTokens` masks (with
    * `params.stopTokenIds`) until reached, unless `params.ignoreEos`. Absent means none.
    */

@@ -49,6 +49,13 @@ describe('isDeviceGreedy', () => {
       true,
     );
   });
+
+  it('counts outputs by numOutputTokens when the producer sets it', () => {
+    const counted = (numOutputTokens: number) =>
+      row({ temperature: 0, minTokens: 2 }, { outputTokenIds: Int32Array.of(9, 9), numOutputTokens });
+    expect(isDeviceGreedy(counted(1))).toBe(false);
+    expect(isDeviceGreedy(counted(2))).toBe(true);
+  });
 });
 
 describe('fillRowModes', () => {

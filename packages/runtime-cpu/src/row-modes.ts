@@ -1,4 +1,4 @@
-import { FerrumError, isGreedy, type RowSampling } from '@ferrum/types';
+import { FerrumError, isGreedy, numOutputTokensOf, type RowSampling } from '@ferrum/types';
 
 /** Bit flags per sampled row, as the addon reads them. */
 export const ROW_HOST_LOGITS = 1;
@@ -20,7 +20,7 @@ export function isDeviceGreedy(row: RowSampling): boolean {
     p.logitBias === null &&
     p.allowedTokenIds === null &&
     p.bannedTokenIds === null &&
-    row.outputTokenIds.length >= p.minTokens &&
+    numOutputTokensOf(row) >= p.minTokens &&
     (p.logprobs === null || (p.logprobs === 0 && rawLogprobsMatch(p)))
   );
 }

@@ -1,4 +1,4 @@
-import { FerrumError, type RowSampling } from '@ferrum/types';
+import { FerrumError, numOutputTokensOf, type RowSampling } from '@ferrum/types';
 import type { NativeSampling } from './native-addon.js';
 
 /** Row flags shared with native/kernels/kernels.h. */
@@ -16,7 +16,9 @@ const ADJ_BANNED = 2;
  * floats and four ints per row, plus per row a sparse list of adjusted token ids (bans, logit bias before
  * the repetition penalty, presence/frequency after it, as @ferrum/sampler orders them) and a sorted
  * allowed-ids list. Buffers grow on demand and are reused: the returned arrays are valid until the next
- * `pack`. Cost is O(prompt + output + listed ids) per row, never O(vocab).
+ * `pack`. Cost is O(prompt + output + listed ids) per row, never O(vocab). It runs every step on the
+ * engine's thread, so a plain row allocates nothing: the returned record and its views are reused while
+ * their lengths hold, and a row's outputs are read only for penalties.
  */
 export class SamplingPlanner {
   private readonly entryOf: Int32Array;
@@ -31,12 +33,24 @@ export class SamplingPlanner {
   private allowedIds = new Int32Array(0);
   private numAdj = 0;
   private numAllowed = 0;
+  private readonly packed: { -readonly [K in keyof NativeSampling]: NativeSampling[K] };
 
   constructor(
     private readonly vocabSize: number,
     private readonly eosTokenIds: readonly number[],
   ) {
     this.entryOf = new Int32Array(vocabSize).fill(-1);
+    this.packed = {
+      rowFloats: this.rowFloats,
+      rowInts: this.rowInts,
+      adjOffsets: this.adjOffsets,
+      adjIds: this.adjIds,
+      adjPre: this.adjPre,
+      adjPost: this.adjPost,
+      adjFlags: this.adjFlags,
+      allowedOffsets: this.allowedOffsets,
+      allowedIds: this.allowedIds,
+    };
   }
 
   /** @throws FerrumError `invalid_argument` for a token id outside the vocabulary. */
@@ -57,31 +71,40 @@ export class SamplingPlanner {
       if (params.logprobsMode === 'processed') flags |= SAMPLE_PROCESSED_LOGPROBS;
       if (params.allowedTokenIds !== null) flags |= SAMPLE_ALLOWED_ONLY;
       if (row.needsHostLogits) flags |= SAMPLE_SKIP;
-      this.rowFloats.set([params.temperature, params.topP, params.minP, params.repetitionPenalty], r * 4);
-      this.rowInts.set([params.topK, row.seed | 0, row.outputTokenIds.length, flags], r * 4);
+      const { rowFloats, rowInts } = this;
+      rowFloats[r * 4] = params.temperature;
+      rowFloats[r * 4 + 1] = params.topP;
+      rowFloats[r * 4 + 2] = params.minP;
+      rowFloats[r * 4 + 3] = params.repetitionPenalty;
+      rowInts[r * 4] = params.topK;
+      rowInts[r * 4 + 1] = row.seed | 0;
+      rowInts[r * 4 + 2] = numOutputTokensOf(row);
+      rowInts[r * 4 + 3] = flags;
       if (!row.needsHostLogits) this.addAdjustments(row);
       this.adjOffsets[r + 1] = this.numAdj;
       if (params.allowedTokenIds !== null && !row.needsHostLogits) this.addAllowed(params.allowedTokenIds);
       this.allowedOffsets[r + 1] = this.numAllowed;
     }
-    return {
-      rowFloats: this.rowFloats.subarray(0, numRows * 4),
-      rowInts: this.rowInts.subarray(0, numRows * 4),
-      adjOffsets: this.adjOffsets.subarray(0, numRows + 1),
-      adjIds: this.adjIds.subarray(0, this.numAdj),
-      adjPre: this.adjPre.subarray(0, this.numAdj),
-      adjPost: this.adjPost.subarray(0, this.numAdj),
-      adjFlags: this.adjFlags.subarray(0, this.numAdj),
-      allowedOffsets: this.allowedOffsets.subarray(0, numRows + 1),
-      allowedIds: this.allowedIds.subarray(0, this.numAllowed),
-    };
+    const { packed, numAdj, numAllowed } = this;
+    packed.rowFloats = front(packed.rowFloats, this.rowFloats, numRows * 4);
+    packed.rowInts = front(packed.rowInts, this.rowInts, numRows * 4);
+    packed.adjOffsets = front(packed.adjOffsets, this.adjOffsets, numRows + 1);
+    packed.adjIds = front(packed.adjIds, this.adjIds, numAdj);
+    packed.adjPre = front(packed.adjPre, this.adjPre, numAdj);
+    packed.adjPost = front(packed.adjPost, this.adjPost, numAdj);
+    packed.adjFlags = front(packed.adjFlags, this.adjFlags, numAdj);
+    packed.allowedOffsets = front(packed.allowedOffsets, this.allowedOffsets, numRows + 1);
+    packed.allowedIds = front(packed.allowedIds, this.allowedIds, numAllowed);
+    return packed;
   }
 
   private addAdjustments(row: RowSampling): void {
-    const { params, outputTokenIds: output, promptTokenIds: prompt } = row;
+    const { params } = row;
     const start = this.numAdj;
-    for (const id of params.bannedTokenIds ?? []) this.flag(id, ADJ_BANNED, 'bannedTokenIds');
-    if (output.length < params.minTokens) {
+    if (params.bannedTokenIds !== null) {
+      for (const id of params.bannedTokenIds) this.flag(id, ADJ_BANNED, 'bannedTokenIds');
+    }
+    if (numOutputTokensOf(row) < params.minTokens) {
       for (const id of params.stopTokenIds) this.flag(id, ADJ_BANNED, 'stopTokenIds');
       if (!params.ignoreEos) for (const id of this.eosTokenIds) this.flag(id, ADJ_BANNED, 'eosTokenIds');
     }
@@ -90,11 +113,13 @@ export class SamplingPlanner {
         this.adjPre[this.entry(Number(key), 'logitBias')] += params.logitBias[key];
     }
     if (params.repetitionPenalty !== 1) {
+      const { promptTokenIds: prompt, outputTokenIds: output } = row;
       for (let i = 0; i < prompt.length; i++) this.flag(prompt[i], ADJ_REPETITION, 'promptTokenIds');
       for (let i = 0; i < output.length; i++) this.flag(output[i], ADJ_REPETITION, 'outputTokenIds');
     }
     const { frequencyPenalty: frequency, presencePenalty: presence } = params;
     if (frequency !== 0 || presence !== 0) {
+      const output = row.outputTokenIds;
       // Presence is charged once per distinct output id; SEEN_IN_OUTPUT marks ids already charged.
       for (let i = 0; i < output.length; i++) {
         const e = this.entry(output[i], 'outputTokenIds');
@@ -173,6 +198,11 @@ export class SamplingPlanner {
     this.adjPre = grow(this.adjPre, size);
     this.adjPost = grow(this.adjPost, size);
   }
+}
+
+/** `view` when it is the front `length` entries of `buffer` already, else a new view of them. */
+function front<T extends Int32Array | Float32Array>(view: T, buffer: T, length: number): T {
+  return view.buffer === buffer.buffer && view.length === length ? view : (buffer.subarray(0, length) as T);
 }
 
 /** Scratch bit in adjFlags while a row is built (cleared before the kernel sees it). */

@@ -1,5 +1,5 @@
 import type { LogitsContext } from '@ferrum/interfaces';
-import { FerrumError } from '@ferrum/types';
+import { FerrumError, numOutputTokensOf } from '@ferrum/types';
 
 function checkId(id: number, vocabSize: number, field: string): void {
   if (!(id >= 0 && id < vocabSize && Number.isInteger(id))) {
@@ -46,7 +46,7 @@ export function applyBannedTokenIds(
  */
 export function applyMinTokens(row: Float32Array, context: LogitsContext): void {
   const { params } = context;
-  if (context.outputTokenIds.length >= params.minTokens) return;
+  if (numOutputTokensOf(context) >= params.minTokens) return;
   applyBannedTokenIds(row, params.stopTokenIds, 'stopTokenIds');
   if (!params.ignoreEos && context.eosTokenIds !== undefined) {
     applyBannedTokenIds(row, context.eosTokenIds, 'eosTokenIds');

@@ -1,5 +1,5 @@
 import type { LogitsContext, LogitsProcessor, Sampler, SamplerOutput, SamplerRow } from '@ferrum/interfaces';
-import { FerrumError } from '@ferrum/types';
+import { FerrumError, numOutputTokensOf } from '@ferrum/types';
 import {
   applyAllowedTokenIds,
   applyBannedTokenIds,
@@ -7,7 +7,7 @@ import {
   applyMinTokens,
 } from './apply-token-masks.js';
 import { LogprobsRecorder } from './logprobs-recorder.js';
-import { PenaltyApplier } from './penalty-applier.js';
+import { hasPenalties, PenaltyApplier } from './penalty-applier.js';
 import { maskedRowError, positiveInfinityError } from './row-errors.js';
 import { argmax } from './row-reductions.js';
 import { seededUniform } from './seeded-uniform.js';
@@ -139,7 +139,7 @@ class ChainSampler implements Sampler {
       if (row[tokenId] === Number.POSITIVE_INFINITY) throw positiveInfinityError();
     } else {
       this.distribution.build(row, params);
-      tokenId = this.distribution.draw(seededUniform(seed, context.outputTokenIds.length));
+      tokenId = this.distribution.draw(seededUniform(seed, numOutputTokensOf(context)));
     }
     this.tokenIds[r] = tokenId;
     if (numTop === null) this.recorder.skip(r);
@@ -163,6 +163,8 @@ class ChainSampler implements Sampler {
     for (const processor of this.processors) {
       if (processor.appliesTo(context)) processor.process(row, context);
     }
-    this.penalties.apply(row, params, context.promptTokenIds, context.outputTokenIds);
+    // The outputs may be a view made when read (RowSampling.numOutputTokens): only penalties need them.
+    if (hasPenalties(params))
+      this.penalties.apply(row, params, context.promptTokenIds, context.outputTokenIds);
   }
 }

@@ -26,10 +26,10 @@ export class PenaltyApplier {
     promptTokenIds: Int32Array,
     outputTokenIds: Int32Array,
   ): void {
+    if (!hasPenalties(params)) return;
     const repetition = params.repetitionPenalty;
     const frequency = params.frequencyPenalty;
     const presence = params.presencePenalty;
-    if (repetition === 1 && frequency === 0 && presence === 0) return;
     this.ensureCapacity(row.length);
     const numTouched = this.collect(row.length, repetition === 1 ? null : promptTokenIds, outputTokenIds);
     const { inPrompt, outputCounts, touched } = this;
@@ -83,4 +83,9 @@ export class PenaltyApplier {
     this.outputCounts = new Int32Array(vocabSize);
     this.touched = new Int32Array(vocabSize);
   }
+}
+
+/** Whether `params` asks for any penalty (otherwise {@link PenaltyApplier.apply} reads nothing). */
+export function hasPenalties(params: SamplingParams): boolean {
+  return params.repetitionPenalty !== 1 || params.frequencyPenalty !== 0 || params.presencePenalty !== 0;
 }

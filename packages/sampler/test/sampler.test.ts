@@ -54,6 +54,35 @@ describe('min tokens', () => {
   });
 });
 
+describe('counted outputs (numOutputTokens)', () => {
+  const logits = randomLogits(64, 11);
+  it.each([
+    ['a seeded draw', { temperature: 0.9 }, false],
+    ['a pending minTokens mask', { temperature: 0.9, minTokens: 4 }, false],
+    ['a presence penalty', { temperature: 0, presencePenalty: 2 }, true],
+  ])('samples %s from the count, reading the outputs only for penalties', (_name, params, reads) => {
+    const output = [logits.indexOf(Math.max(...logits)), 5, 7];
+    const spec = { params, output, eos: [1], seed: 9 };
+    const expected = sampleOne(logits, spec).token;
+    const row = makeRow(spec);
+    let numReads = 0;
+    const counted = {
+      seed: row.seed,
+      context: {
+        ...row.context,
+        numOutputTokens: output.length,
+        get outputTokenIds() {
+          numReads++;
+          return Int32Array.from(output);
+        },
+      },
+    };
+    const sampled = createSampler().sample(logits.slice(), logits.length, [counted]);
+    expect(sampled.tokenIds[0]).toBe(expected);
+    expect(numReads > 0).toBe(reads);
+  });
+});
+
 describe('seeded determinism', () => {
   it('a row draws the same token whatever it is batched with and wherever it sits', () => {
     const vocab = 1000;

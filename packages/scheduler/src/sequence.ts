@@ -1,11 +1,9 @@
 import type { SequenceRequest, SequenceState } from '@ferrum/interfaces';
 import type { RowSampling } from '@ferrum/types';
+import { createSamplingRecord, type SamplingRecord } from './sampling-record.js';
 
 /** Where a sequence is kept: which queue, or none (dormant before a fork, or gone). */
 export type SequencePlace = 'waiting' | 'running' | 'none';
-
-/** The per-step sampling record of a sequence, rewritten in place each time it samples. */
-export type MutableRowSampling = { -readonly [K in keyof RowSampling]: RowSampling[K] };
 
 /** What the sequences of one request share. */
 export interface RequestGroup {
@@ -71,7 +69,7 @@ export class Sequence {
    * Sampling records, one per batch buffer: steps alternate between two buffers, so a step in flight keeps
    * its record while the next step is planned with the other.
    */
-  readonly rows: readonly [MutableRowSampling, MutableRowSampling];
+  readonly rows: readonly [SamplingRecord, SamplingRecord];
   private readonly ownTargets: readonly Sequence[] = [this];
 
   constructor(
@@ -87,15 +85,10 @@ export class Sequence {
     this.tokens.set(prompt);
     this.numTokens = prompt.length;
     this.numPromptTokens = prompt.length;
-    const row = (): MutableRowSampling => ({
-      requestId: group.request.requestId,
-      params: group.request.sampling,
-      seed,
-      promptTokenIds: this.tokens.subarray(0, prompt.length),
-      outputTokenIds: this.tokens.subarray(prompt.length, prompt.length),
-      needsHostLogits: group.request.needsHostLogits ?? false,
-    });
-    this.rows = [row(), row()];
+    this.rows = [
+      createSamplingRecord(group.request, seed, this.tokens, prompt.length),
+      createSamplingRecord(group.request, seed, this.tokens, prompt.length),
+    ];
   }
 
   get priority(): number {
@@ -147,7 +140,7 @@ export class Sequence {
    */
   prepareRow(parity: number): RowSampling {
     const row = this.rows[parity];
-    row.outputTokenIds = this.tokens.subarray(this.numPromptTokens, this.numTokens + this.numPlaceholders);
+    row.numOutputTokens = this.numTokens + this.numPlaceholders - this.numPromptTokens;
     return row;
   }
 

@@ -16,6 +16,12 @@ export interface RowSampling {
   readonly seed: number;
   /** Tokens generated so far by this sequence (for penalties and `minTokens`). Valid for this step only. */
   readonly outputTokenIds: Int32Array;
+  /**
+   * `outputTokenIds.length`, when the producer says it. The engine's scheduler sets it and makes the
+   * `outputTokenIds` view only when that is read, so a consumer that needs only the count (seeded draws,
+   * `minTokens`) reads it through {@link numOutputTokensOf} and leaves the step allocation-free.
+   */
+  readonly numOutputTokens?: number;
   /** Prompt tokens (for repetition penalty). Valid for this step only. */
   readonly promptTokenIds: Int32Array;
   /** Ask the runtime to return this row's full logits to the host (custom processors run there). */
@@ -70,4 +76,15 @@ export interface ForwardResult {
   readonly logits?: Float32Array;
   /** Row indices (into the S sampled rows) that `logits` holds, in order. */
   readonly logitsRows?: Int32Array;
+}
+
+/**
+ * How many tokens a sampling row has generated: `numOutputTokens` when set, else `outputTokenIds.length`.
+ * Reads no array when the producer set the count (see {@link RowSampling.numOutputTokens}).
+ */
+export function numOutputTokensOf(row: {
+  readonly outputTokenIds: Int32Array;
+  readonly numOutputTokens?: number;
+}): number {
+  return row.numOutputTokens ?? row.outputTokenIds.length;
 }

@@ -9,7 +9,12 @@ export {
 } from './backend.js';
 export type { ChatMessage, ChatTool, ChatToolCall } from './chat.js';
 export { FerrumError, type FerrumErrorCode, isFerrumError } from './errors.js';
-export type { ForwardBatch, ForwardResult, RowSampling } from './forward-batch.js';
+export {
+  type ForwardBatch,
+  type ForwardResult,
+  numOutputTokensOf,
+  type RowSampling,
+} from './forward-batch.js';
 export type {
   EngineStatus,
   FinishReason,

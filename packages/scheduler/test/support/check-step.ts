@@ -172,6 +172,8 @@ function checkSamples(
     const known = pending(b) ? record.outputTokenIds.subarray(0, outputs.length) : record.outputTokenIds;
     expect(sameTokens(known, outputs), `${seqId}: outputs`);
     expect(record.outputTokenIds.length === outputs.length + (pending(b) ? 1 : 0), `${seqId}: output count`);
+    // Consumers that need only the count read it without making the outputs view.
+    expect(record.numOutputTokens === record.outputTokenIds.length, `${seqId}: numOutputTokens`);
   }
   for (let b = 0; b < completes.length; b++) {
     expect(!completes[b] || sampledSeqs.has(b), `${step.seqIds[b]} completes without a sampled row`);
