@@ -31,9 +31,12 @@ export interface KvSwapPlan {
  * Keeps a radix tree over token ids for prefix reuse, with reference counts and LRU eviction.
  *
  * A sequence's slot list is `slotsOf(id)`: position p of the sequence lives in slot `slotsOf(id)[p]`.
+ * The scheduler calls `allocate`, `readSlots` and `commit` for every sequence of every step, so those
+ * allocate nothing (V8's young-generation pauses land on the step loop's thread); `slotsOf` makes a view
+ * and is for inspection.
  *
  * Unknown sequence ids throw FerrumError `not_found`; using a swapped-out sequence where device slots are
- * needed (`allocate`, `slotsOf`, `commit`, `fork`, `swapOut`) throws `invalid_argument`.
+ * needed (`allocate`, `slotsOf`, `readSlots`, `commit`, `fork`, `swapOut`) throws `invalid_argument`.
  */
 export interface KvCacheManager {
   readonly specificationVersion: SpecificationVersion;
@@ -51,23 +54,33 @@ export interface KvCacheManager {
   /** Whether `numTokens` more slots can be given to `seqId` now (evicting if needed). Does not modify. */
   canAllocate(numTokens: number): boolean;
   /**
-   * Append `numTokens` slots to the sequence. Returns them; the array is valid until the next mutating
-   * call. Throws FerrumError `kv_exhausted` when the pool cannot supply them.
+   * Append `numTokens` slots to the sequence (read them with `readSlots`). Throws FerrumError
+   * `kv_exhausted` when the pool cannot supply them.
    */
-  allocate(seqId: string, numTokens: number): Int32Array;
-  /** The sequence's slots in position order; valid until the next mutating call. Does not modify. */
+  allocate(seqId: string, numTokens: number): void;
+  /**
+   * A view of the sequence's slots in position order, made per call; valid until the next mutating call.
+   * Does not modify. For inspection and tests: per-step readers use `readSlots`.
+   */
   slotsOf(seqId: string): Int32Array;
   /**
-   * Record that the first `tokenIds.length` positions of the sequence hold computed KV for these ids,
-   * making them shareable through the prefix cache. Call it for in-progress sequences too (e.g. after
-   * each step); `tokenIds` must agree with what was committed or matched before.
+   * Copy the slots of positions `[start, end)` of the sequence into `out[offset .. offset + end - start)`.
+   * Does not modify the manager; allocates nothing. Throws `invalid_argument` when `0 <= start <= end <=`
+   * (the sequence's slot count) does not hold or `out` is too short.
+   */
+  readSlots(seqId: string, start: number, end: number, out: Int32Array, offset: number): void;
+  /**
+   * Record that the first `numTokens` positions of the sequence (default `tokenIds.length`) hold computed
+   * KV for `tokenIds[0 .. numTokens)`, making them shareable through the prefix cache. Call it for
+   * in-progress sequences too (e.g. after each step), passing the sequence's whole token buffer and a
+   * count rather than a view of it; the ids must agree with what was committed or matched before.
    *
    * Where the cache already holds the same tokens in other slots, the sequence switches to the cached
    * slots and its own return to the free list, so `slotsOf` may change for committed positions.
    * Positions whose slots are still shared with a fork relative (allocated before `fork` and not
    * committed before it) are shared only once no relative holds them; commit before forking for reuse.
    */
-  commit(seqId: string, tokenIds: ArrayLike<number>): void;
+  commit(seqId: string, tokenIds: ArrayLike<number>, numTokens?: number): void;
   /**
    * Make `childId` share all of `parentId`'s slots (reference-counted), for `n > 1`. The child inherits
    * the parent's committed tokens; slots either allocates later are its own. Either may be freed first.

@@ -60,6 +60,8 @@ export interface StepPlaceholders {
  * One planned step. Its typed arrays are the scheduler's preallocated buffers: a scheduler that supports
  * async scheduling alternates two sets, so a step's arrays stay valid until the first `schedule()` after
  * its `complete()` (and the step built meanwhile has its own); otherwise until the next `schedule()`.
+ * The step object itself (with its batch, lists and placeholders) has the same lifetime: a scheduler may
+ * hand out the same objects, rewritten, for a later step, so that planning allocates nothing.
  */
 export interface ScheduledStep {
   readonly batch: ForwardBatch;
@@ -127,6 +129,8 @@ export interface Scheduler {
    * Apply a finished step: `tokenIds[i]` is the token sampled for `step.batch.sampleRows[i]`. Appends tokens,
    * commits KV to the prefix cache, detects EOS / length, frees finished sequences, and writes the tokens
    * into the placeholders of the step planned while this one ran. Steps complete in the order planned.
+   * The returned array and its updates belong to the scheduler and are valid until the next `complete()`
+   * (it may rewrite them rather than allocate).
    */
   complete(step: ScheduledStep, tokenIds: Int32Array): readonly SequenceUpdate[];
   /** State of a sequence, or undefined once it is gone (ended sequences stay visible until the next `schedule()`). */

@@ -121,4 +121,31 @@ describe('createKvCacheManager: bad input', () => {
     expectCode(() => kv.fork('x', 'y'), 'invalid_argument');
     kv.checkIntegrity();
   });
+
+  it('rejects slot reads and counted commits outside the sequence or the arrays', () => {
+    const kv = createKvCacheManager({ numSlots: 8, numHostSlots: 8 });
+    const out = new Int32Array(4);
+    expectCode(() => kv.readSlots('x', 0, 0, out, 0), 'not_found');
+    kv.addSequence('x', [1, 2, 3]);
+    kv.allocate('x', 3);
+    kv.readSlots('x', 1, 3, out, 2);
+    expect([...out]).toEqual([0, 0, ...kv.slotsOf('x').subarray(1)]);
+    for (const [start, end, offset] of [
+      [-1, 2, 0],
+      [2, 1, 0],
+      [0, 4, 0],
+      [0, 3, 2],
+      [0, 1, -1],
+      [0.5, 1, 0],
+    ]) {
+      expectCode(() => kv.readSlots('x', start, end, out, offset), 'invalid_argument');
+    }
+    expectCode(() => kv.commit('x', [1, 2, 3, 4], 4), 'invalid_argument'); // past the slots
+    expectCode(() => kv.commit('x', [1, 2], 3), 'invalid_argument'); // past the ids
+    expectCode(() => kv.commit('x', [1, 2], -1), 'invalid_argument');
+    kv.commit('x', [1, 2, 3, 9], 3);
+    kv.swapOut('x');
+    expectCode(() => kv.readSlots('x', 0, 0, out, 0), 'invalid_argument'); // swapped out
+    kv.checkIntegrity();
+  });
 });

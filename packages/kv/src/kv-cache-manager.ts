@@ -77,7 +77,7 @@ class RadixKvCacheManager implements KvCacheManager {
     return numTokens <= this.numAvailableSlots();
   }
 
-  allocate(seqId: string, numTokens: number): Int32Array {
+  allocate(seqId: string, numTokens: number): void {
     const seq = this.deviceSequence(seqId);
     requireCount('numTokens', numTokens, 0);
     this.reserve(numTokens);
@@ -86,7 +86,6 @@ class RadixKvCacheManager implements KvCacheManager {
     this.pool.takeInto(seq.slots, start, numTokens);
     for (let p = start; p < start + numTokens; p++) this.slotRefs[seq.slots[p]] = 1;
     seq.length = start + numTokens;
-    return seq.slots.subarray(start, seq.length);
   }
 
   slotsOf(seqId: string): Int32Array {
@@ -94,15 +93,39 @@ class RadixKvCacheManager implements KvCacheManager {
     return seq.slots.subarray(0, seq.length);
   }
 
-  commit(seqId: string, tokenIds: ArrayLike<number>): void {
+  readSlots(seqId: string, start: number, end: number, out: Int32Array, offset: number): void {
     const seq = this.deviceSequence(seqId);
-    if (tokenIds.length > seq.length) {
+    if (
+      !Number.isSafeInteger(start) ||
+      !Number.isSafeInteger(end) ||
+      !Number.isSafeInteger(offset) ||
+      start < 0 ||
+      start > end ||
+      end > seq.length ||
+      offset < 0 ||
+      offset + end - start > out.length
+    ) {
       throw new FerrumError(
         'invalid_argument',
-        `cannot commit ${tokenIds.length} tokens of sequence ${seqId}: it holds ${seq.length} slots`,
+        `cannot read slots [${start}, ${end}) of sequence ${seqId} (${seq.length} slots) into ` +
+          `[${offset}, ${offset + end - start}) of ${out.length}`,
       );
     }
-    seq.recordTokens(tokenIds, tokenIds.length);
+    const { slots } = seq;
+    for (let p = start; p < end; p++) out[offset + p - start] = slots[p];
+  }
+
+  commit(seqId: string, tokenIds: ArrayLike<number>, numTokens = tokenIds.length): void {
+    const seq = this.deviceSequence(seqId);
+    requireCount('numTokens', numTokens, 0);
+    if (numTokens > tokenIds.length || numTokens > seq.length) {
+      throw new FerrumError(
+        'invalid_argument',
+        `cannot commit ${numTokens} tokens of sequence ${seqId}: ${tokenIds.length} given, ` +
+          `it holds ${seq.length} slots`,
+      );
+    }
+    seq.recordTokens(tokenIds, numTokens);
     if (this.prefixCaching) this.share(seq);
   }
 

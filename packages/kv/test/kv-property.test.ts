@@ -10,7 +10,7 @@ type Op =
   | { kind: 'probe'; prompt: number[] }
   | { kind: 'prefill'; prompt: number[] }
   | { kind: 'allocate'; pick: number; count: number }
-  | { kind: 'commit'; pick: number; percent: number; fresh: number[] }
+  | { kind: 'commit'; pick: number; percent: number; fresh: number[]; counted: boolean }
   | { kind: 'free'; pick: number; cache: boolean }
   | { kind: 'fork'; pick: number }
   | { kind: 'swapOut'; pick: number }
@@ -35,6 +35,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       pick,
       percent: fc.integer({ min: 0, max: 100 }),
       fresh: tokens(1, 3),
+      counted: fc.boolean(),
     }),
   },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('free' as const), pick, cache: fc.boolean() }) },
@@ -76,7 +77,7 @@ class Harness {
         this.withSequence(o.pick, false, (id) => this.allocate(id, o.count));
         break;
       case 'commit':
-        this.withSequence(o.pick, false, (id) => this.commit(id, o.percent, o.fresh));
+        this.withSequence(o.pick, false, (id) => this.commit(id, o.percent, o.fresh, o.counted));
         break;
       case 'free':
         this.withSequence(o.pick, null, (id) => this.release(id, o.cache));
@@ -113,7 +114,7 @@ class Harness {
     this.compare();
     if (this.allocate(id, prompt.length - this.kv.slotsOf(id).length)) {
       this.compare();
-      this.commit(id, 100, [0]);
+      this.commit(id, 100, [0], false);
     }
   }
 
@@ -125,18 +126,25 @@ class Harness {
     }
     expect(this.kv.canAllocate(count)).toBe(true);
     const evictedBefore = this.kv.stats().numEvictedSlots;
-    expect(this.kv.allocate(id, count).length).toBe(count);
+    const before = this.kv.slotsOf(id);
+    this.kv.allocate(id, count);
+    const after = this.kv.slotsOf(id);
+    expect(after.length).toBe(before.length + count);
+    expect(after.subarray(0, before.length)).toEqual(before);
     this.ref.reserve(count, this.kv.stats().numEvictedSlots - evictedBefore);
     this.ref.allocate(id, count);
     return true;
   }
 
-  private commit(id: string, percent: number, fresh: number[]): void {
+  /** `counted`: pass the whole history and a count, as the scheduler does, instead of an exact array. */
+  private commit(id: string, percent: number, fresh: number[], counted: boolean): void {
     const history = this.history.get(id)!;
     const length = this.kv.slotsOf(id).length;
     for (let i = 0; history.length < length; i++) history.push(fresh[i % fresh.length]); // sampled tokens
-    const committed = history.slice(0, Math.floor((length * percent) / 100));
-    this.kv.commit(id, committed);
+    const numTokens = Math.floor((length * percent) / 100);
+    const committed = history.slice(0, numTokens);
+    if (counted) this.kv.commit(id, history, numTokens);
+    else this.kv.commit(id, committed);
     this.ref.commit(id, committed);
   }
 
@@ -180,6 +188,18 @@ class Harness {
     this.ref.swapIn(id);
   }
 
+  /** `readSlots` agrees with `slotsOf` on the whole list and on a range, at an offset into a larger array. */
+  private compareSlots(id: string, length: number): void {
+    const slots = this.kv.slotsOf(id);
+    expect(slots.length).toBe(length);
+    const out = new Int32Array(length + 2).fill(-1);
+    this.kv.readSlots(id, 0, length, out, 1);
+    expect(out).toEqual(Int32Array.of(-1, ...slots, -1));
+    const start = length >> 1;
+    this.kv.readSlots(id, start, length, out, 0);
+    expect(out.subarray(0, length - start)).toEqual(slots.subarray(start));
+  }
+
   /** Run `fn` on a live sequence chosen by `pick`; `swapped` filters (null: any). */
   private withSequence(pick: number, swapped: boolean | null, fn: (id: string) => unknown): void {
     const ids = [...this.ref.sequences].filter(([, s]) => swapped === null || (s.cells === null) === swapped);
@@ -188,6 +208,7 @@ class Harness {
 
   private compare(): void {
     this.kv.checkIntegrity();
+    for (const [id, seq] of this.ref.sequences) if (seq.cells !== null) this.compareSlots(id, seq.length);
     const stats = this.kv.stats();
     expect(stats.numFreeSlots).toBe(this.ref.free());
     expect(stats.numCachedSlots).toBe(this.ref.evictable());

@@ -28,12 +28,6 @@ export function createScheduler(options: SchedulerOptions, kv: KvCacheManager): 
   return new ContinuousScheduler(resolveSchedulerOptions(options, kv), kv);
 }
 
-/** A step handed out by `schedule()` and the plan that built it. */
-interface Outstanding {
-  readonly step: ScheduledStep;
-  readonly plan: StepPlan;
-}
-
 class ContinuousScheduler implements Scheduler {
   readonly specificationVersion = 'v1' as const;
   readonly supportsAsyncScheduling = true;
@@ -46,8 +40,8 @@ class ContinuousScheduler implements Scheduler {
   private stepNo = 0;
   private numHandedOut = 0;
   private numRequests = 0;
-  /** Steps handed out by `schedule()` and not completed yet, oldest first (at most two). */
-  private readonly outstanding: Outstanding[] = [];
+  /** Plans of the steps handed out by `schedule()` and not completed yet, oldest first (at most two). */
+  private readonly outstanding: StepPlan[] = [];
 
   constructor(
     private readonly options: ResolvedSchedulerOptions,
@@ -126,22 +120,16 @@ class ContinuousScheduler implements Scheduler {
     this.planner.run(plan);
     if (plan.isEmpty && plan.swapOut.length === 0 && plan.preempted.length === 0) return null;
     plan.emit(registry.kv);
-    const step: ScheduledStep = {
-      batch: plan.buffers.view(),
-      swapIn: plan.swapIn,
-      swapOut: plan.swapOut,
-      preempted: plan.preempted,
-      seqIds: plan.seqIds,
-      placeholders: plan.placeholders(),
-    };
     this.numHandedOut++;
-    this.outstanding.push({ step, plan });
-    return step;
+    this.outstanding.push(plan);
+    return plan.step;
   }
 
   complete(step: ScheduledStep, tokenIds: Int32Array): readonly SequenceUpdate[] {
-    const index = this.outstanding.findIndex((o) => o.step === step);
-    if (index < 0) {
+    const { outstanding } = this;
+    let index = 0;
+    while (index < outstanding.length && outstanding[index].step !== step) index++;
+    if (index === outstanding.length) {
       throw new FerrumError('invalid_argument', 'complete() takes a step from schedule() not completed yet');
     }
     if (tokenIds.length < step.batch.sampleRows.length) {
@@ -151,13 +139,13 @@ class ContinuousScheduler implements Scheduler {
       );
     }
     this.dropEnded(index);
-    if (this.outstanding[0].step !== step) {
+    if (outstanding[0].step !== step) {
       throw new FerrumError('invalid_argument', 'complete() the older step not completed yet first');
     }
-    const { plan } = this.outstanding.shift()!;
+    const plan = outstanding.shift()!;
     const updates = this.completer.run(plan, tokenIds);
     // A step planned while this one ran takes its sampled tokens in its placeholder rows.
-    this.outstanding[0]?.plan.fillPlaceholders(tokenIds);
+    outstanding[0]?.fillPlaceholders(tokenIds);
     return updates;
   }
 
@@ -185,6 +173,6 @@ class ContinuousScheduler implements Scheduler {
    * sequences may not be skipped: their slots and placeholders wait for its tokens.
    */
   private dropEnded(count: number): void {
-    for (let i = 0; i < count && !this.outstanding[0].plan.hasLiveSequences; i++) this.outstanding.shift();
+    for (let i = 0; i < count && !this.outstanding[0].hasLiveSequences; i++) this.outstanding.shift();
   }
 }

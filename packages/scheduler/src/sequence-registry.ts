@@ -144,13 +144,15 @@ export class SequenceRegistry {
 
   /** Commit the completed tokens, then free the sequence's device KV into the prefix cache. */
   freeDeviceKv(seq: Sequence): void {
-    this.kv.commit(seq.seqId, seq.tokens.subarray(0, seq.numCompleted));
+    this.kv.commit(seq.seqId, seq.tokens, seq.numCompleted);
     this.kv.free(seq.seqId, { cache: true });
   }
 
   /** Forget sequences that ended before the current step, and requests with nothing left. */
   purgeRetired(): void {
-    for (const seq of this.retired) this.forget(seq);
+    // Runs every step, mostly with nothing retired: an indexed loop, as an iterator may allocate.
+    if (this.retired.length === 0) return;
+    for (let i = 0; i < this.retired.length; i++) this.forget(this.retired[i]);
     this.retired.length = 0;
   }
 

@@ -1,5 +1,5 @@
-import type { KvCacheManager, KvSwapPlan } from '@ferrum/interfaces';
-import { BatchBuffers } from './batch-buffers.js';
+import type { KvCacheManager, KvSwapPlan, ScheduledStep } from '@ferrum/interfaces';
+import { BatchBuffers, fit } from './batch-buffers.js';
 import type { ResolvedSchedulerOptions } from './scheduler-options.js';
 import type { Sequence } from './sequence.js';
 
@@ -14,7 +14,12 @@ const PLACEHOLDER_TOKEN = 0;
  * prefill chunks in priority order) and written into the batch afterwards, decodes first, because a
  * sequence's slot list is only stable once every allocation and preemption of the step is done.
  * The scheduler keeps two plans, each with its own batch buffers, and alternates: a step in flight keeps
- * its plan and arrays while the next is planned. All arrays are reused from step to step.
+ * its plan and arrays while the next is planned.
+ *
+ * Planning a steady decode step allocates nothing (V8's scavenges pause the step loop): arrays and the
+ * step handed out are reused from step to step, and lists are refilled by index with counts or trimmed to
+ * length, never emptied with `length = 0`, which drops an array's backing store (so `decodes` and
+ * `prefills` keep stale entries past their counts).
  */
 export class StepPlan {
   stepNo = 0;
@@ -24,10 +29,12 @@ export class StepPlan {
   /** Seats of maxNumSeqs taken by running sequences (a prompt sequence counts its future forks). */
   numSeats = 0;
   readonly buffers: BatchBuffers;
-  readonly decodes: Sequence[] = [];
-  readonly prefills: Sequence[] = [];
+  private readonly decodes: Sequence[] = [];
+  private numDecodes = 0;
+  private readonly prefills: Sequence[] = [];
   private readonly prefillLengths: Int32Array;
-  /** Batch order, filled by {@link StepPlan.emit}: sequence b computes `numNew[b]` tokens. */
+  private numPrefills = 0;
+  /** Batch order of the last {@link StepPlan.emit}: sequence b computes `numNew[b]` tokens. */
   readonly seqs: Sequence[] = [];
   readonly seqIds: string[] = [];
   readonly numNew: Int32Array;
@@ -36,6 +43,7 @@ export class StepPlan {
   readonly numSamples: Int32Array;
   /** Sequence that receives each sampled token. */
   readonly sampleTargets: Sequence[] = [];
+  /** Rare (preemption and resumption): emptied only when not empty. */
   readonly swapIn: KvSwapPlan[] = [];
   readonly swapOut: KvSwapPlan[] = [];
   readonly preempted: string[] = [];
@@ -43,6 +51,9 @@ export class StepPlan {
   private readonly placeholderRows: Int32Array;
   private readonly placeholderSources: Int32Array;
   private numPlaceholderRows = 0;
+  private readonly placeholders: { rows: Int32Array; sampleIndices: Int32Array };
+  /** The step handed out for this plan: one object, rewritten by each {@link StepPlan.emit}. */
+  readonly step: ScheduledStep;
 
   constructor(
     options: ResolvedSchedulerOptions,
@@ -62,6 +73,18 @@ export class StepPlan {
     this.numSamples = new Int32Array(options.maxNumSeqs);
     this.placeholderRows = new Int32Array(options.maxNumSeqs);
     this.placeholderSources = new Int32Array(options.maxNumSeqs);
+    this.placeholders = {
+      rows: this.placeholderRows.subarray(0, 0),
+      sampleIndices: this.placeholderSources.subarray(0, 0),
+    };
+    this.step = {
+      batch: this.buffers.view(),
+      swapIn: this.swapIn,
+      swapOut: this.swapOut,
+      preempted: this.preempted,
+      seqIds: this.seqIds,
+      placeholders: this.placeholders,
+    };
   }
 
   /** Start planning step `stepNo` with full budgets. */
@@ -70,14 +93,11 @@ export class StepPlan {
     this.numTokensLeft = options.maxNumBatchedTokens;
     this.numKvTokensLeft = options.maxNumBatchedKvTokens;
     this.numSeats = numSeats;
-    this.decodes.length = 0;
-    this.prefills.length = 0;
-    this.seqs.length = 0;
-    this.seqIds.length = 0;
-    this.sampleTargets.length = 0;
-    this.swapIn.length = 0;
-    this.swapOut.length = 0;
-    this.preempted.length = 0;
+    this.numDecodes = 0;
+    this.numPrefills = 0;
+    if (this.swapIn.length > 0) this.swapIn.length = 0;
+    if (this.swapOut.length > 0) this.swapOut.length = 0;
+    if (this.preempted.length > 0) this.preempted.length = 0;
     this.numPlaceholderRows = 0;
   }
 
@@ -94,43 +114,48 @@ export class StepPlan {
 
   addDecode(seq: Sequence): void {
     this.take(seq, 1);
-    this.decodes.push(seq);
+    this.decodes[this.numDecodes++] = seq;
   }
 
   addPrefill(seq: Sequence, numTokens: number): void {
     this.take(seq, numTokens);
-    this.prefillLengths[this.prefills.length] = numTokens;
-    this.prefills.push(seq);
+    this.prefillLengths[this.numPrefills] = numTokens;
+    this.prefills[this.numPrefills++] = seq;
   }
 
   get isEmpty(): boolean {
-    return this.decodes.length === 0 && this.prefills.length === 0;
+    return this.numDecodes === 0 && this.numPrefills === 0;
   }
 
   /** Whether any sequence of this step still runs (one that ended needs nothing from the step). */
   get hasLiveSequences(): boolean {
-    return this.seqs.some((seq) => seq.place === 'running');
+    for (let b = 0; b < this.seqs.length; b++) if (this.seqs[b].place === 'running') return true;
+    return false;
   }
 
   /**
    * Write the planned sequences into the buffers, decodes first, then prefill chunks, and count their new
-   * positions (and sampled tokens, as placeholders) as in flight.
+   * positions (and sampled tokens, as placeholders) as in flight. `step` then describes them.
    */
   emit(kv: KvCacheManager): void {
     this.buffers.reset();
-    for (const seq of this.decodes) this.emitSequence(kv, seq, 1);
-    for (let i = 0; i < this.prefills.length; i++) {
-      this.emitSequence(kv, this.prefills[i], this.prefillLengths[i]);
+    let numTargets = 0;
+    for (let i = 0; i < this.numDecodes; i++) {
+      numTargets = this.emitSequence(kv, this.decodes[i], 1, i, numTargets);
     }
-  }
-
-  /** Placeholder rows of the batch and the sample index of the step in flight that each takes. */
-  placeholders(): { readonly rows: Int32Array; readonly sampleIndices: Int32Array } {
+    for (let i = 0; i < this.numPrefills; i++) {
+      const b = this.numDecodes + i;
+      numTargets = this.emitSequence(kv, this.prefills[i], this.prefillLengths[i], b, numTargets);
+    }
+    const numSeqs = this.numDecodes + this.numPrefills;
+    this.seqs.length = numSeqs;
+    this.seqIds.length = numSeqs;
+    this.sampleTargets.length = numTargets;
     const count = this.numPlaceholderRows;
-    return {
-      rows: this.placeholderRows.subarray(0, count),
-      sampleIndices: this.placeholderSources.subarray(0, count),
-    };
+    const { placeholders } = this;
+    placeholders.rows = fit(placeholders.rows, this.placeholderRows, count);
+    placeholders.sampleIndices = fit(placeholders.sampleIndices, this.placeholderSources, count);
+    this.buffers.view();
   }
 
   /**
@@ -149,35 +174,42 @@ export class StepPlan {
     this.numKvTokensLeft -= seq.numComputed + numTokens;
   }
 
-  private emitSequence(kv: KvCacheManager, seq: Sequence, numNew: number): void {
+  /** Append `seq` as sequence `b` of the batch; returns the number of sample targets so far. */
+  private emitSequence(
+    kv: KvCacheManager,
+    seq: Sequence,
+    numNew: number,
+    b: number,
+    numTargets: number,
+  ): number {
     const { buffers } = this;
-    const b = this.seqs.length;
     const start = seq.numComputed;
     const end = start + numNew;
-    const row = buffers.appendSequence(seq.tokens, kv.slotsOf(seq.seqId), start, end);
+    const row = buffers.appendSequence(kv, seq.seqId, seq.tokens, start, end);
     // Past the known tokens lies the one the step in flight samples: this sequence's last row.
     if (end > seq.numTokens) this.addPlaceholder(row, seq);
     seq.numComputed = end;
     seq.numInFlight += numNew;
-    this.seqs.push(seq);
-    this.seqIds.push(seq.seqId);
+    this.seqs[b] = seq;
+    this.seqIds[b] = seq.seqId;
     this.numNew[b] = numNew;
     if (end < seq.numTokens + seq.numPlaceholders) {
       this.sampleBase[b] = -1;
       this.numSamples[b] = 0;
-      return;
+      return numTargets;
     }
     // A prompt sequence of an n > 1 request samples its last row once per child (each with its own seed).
     const targets = seq.sampleTargets;
-    this.sampleBase[b] = this.sampleTargets.length;
+    this.sampleBase[b] = numTargets;
     this.numSamples[b] = targets.length;
-    seq.sampleIndex = this.sampleTargets.length;
+    seq.sampleIndex = numTargets;
     // Records are prepared before this step's own placeholder is counted: they span the outputs before it.
-    for (const target of targets) {
-      buffers.addSample(row, target.prepareRow(this.parity));
-      this.sampleTargets.push(target);
+    for (let i = 0; i < targets.length; i++) {
+      buffers.addSample(row, targets[i].prepareRow(this.parity));
+      this.sampleTargets[numTargets++] = targets[i];
     }
     seq.numPlaceholders++;
+    return numTargets;
   }
 
   private addPlaceholder(row: number, seq: Sequence): void {

@@ -41,27 +41,31 @@ export class NaiveKvCacheManager implements KvCacheManager {
     return numTokens <= this.freeSlots.length;
   }
 
-  allocate(seqId: string, numTokens: number): Int32Array {
+  allocate(seqId: string, numTokens: number): void {
     const slots = this.deviceSlots(seqId);
     if (numTokens > this.freeSlots.length)
       throw new FerrumError('kv_exhausted', `cannot allocate ${numTokens}`);
-    const fresh: number[] = [];
     for (let i = 0; i < numTokens; i++) {
       const slot = this.freeSlots.pop()!;
       this.refs[slot] = 1;
-      fresh.push(slot);
+      slots.push(slot);
     }
-    slots.push(...fresh);
-    return Int32Array.from(fresh);
   }
 
   slotsOf(seqId: string): Int32Array {
     return Int32Array.from(this.deviceSlots(seqId));
   }
 
-  commit(seqId: string, tokenIds: ArrayLike<number>): void {
+  readSlots(seqId: string, start: number, end: number, out: Int32Array, offset: number): void {
     const slots = this.deviceSlots(seqId);
-    if (tokenIds.length > slots.length)
+    if (start < 0 || start > end || end > slots.length || offset < 0 || offset + end - start > out.length)
+      throw new FerrumError('invalid_argument', `cannot read slots [${start}, ${end}) of ${seqId}`);
+    out.set(slots.slice(start, end), offset);
+  }
+
+  commit(seqId: string, tokenIds: ArrayLike<number>, numTokens = tokenIds.length): void {
+    const slots = this.deviceSlots(seqId);
+    if (numTokens > tokenIds.length || numTokens > slots.length)
       throw new FerrumError('invalid_argument', `commit past ${seqId}'s slots`);
   }
 
@@ -111,9 +115,9 @@ export class NaiveKvCacheManager implements KvCacheManager {
       throw new FerrumError('kv_exhausted', 'device pool full');
     this.host.delete(seqId);
     this.device.set(seqId, []);
-    const deviceSlots = this.allocate(seqId, swapped.slots.length);
+    this.allocate(seqId, swapped.slots.length);
     this.hostFree.push(...swapped.slots);
-    return { deviceSlots, hostSlots: Int32Array.from(swapped.slots) };
+    return { deviceSlots: this.slotsOf(seqId), hostSlots: Int32Array.from(swapped.slots) };
   }
 
   stats(): KvCacheStats {
