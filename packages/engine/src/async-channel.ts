@@ -4,26 +4,41 @@
  */
 export class AsyncChannel<T> implements AsyncIterable<T> {
   private readonly buffer: T[] = [];
-  private waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | null = null;
+  /** Settle the consumer's pending pull; both null while it is not waiting. */
+  private resolveNext: ((result: IteratorResult<T>) => void) | null = null;
+  private rejectNext: ((error: unknown) => void) | null = null;
   private closed = false;
   private error: unknown = null;
+  /**
+   * The executor of a waiting pull's Promise, made once: the step loop pushes to every stream each step,
+   * and a chunk then costs only the Promise and the result the protocol needs, no closure or record.
+   */
+  private readonly wait = (
+    resolve: (result: IteratorResult<T>) => void,
+    reject: (error: unknown) => void,
+  ): void => {
+    this.resolveNext = resolve;
+    this.rejectNext = reject;
+  };
 
   constructor(private readonly onReturn: () => void = () => {}) {}
 
   push(item: T): void {
     if (this.closed) return;
-    if (this.waiter) {
-      const { resolve } = this.waiter;
-      this.waiter = null;
-      resolve({ value: item, done: false });
-    } else this.buffer.push(item);
+    const resolve = this.resolveNext;
+    if (resolve === null) {
+      this.buffer.push(item);
+      return;
+    }
+    this.release();
+    resolve({ value: item, done: false });
   }
 
   close(): void {
     this.closed = true;
-    if (this.waiter && this.buffer.length === 0) {
-      const { resolve } = this.waiter;
-      this.waiter = null;
+    const resolve = this.resolveNext;
+    if (resolve !== null && this.buffer.length === 0) {
+      this.release();
       resolve({ value: undefined, done: true });
     }
   }
@@ -31,9 +46,9 @@ export class AsyncChannel<T> implements AsyncIterable<T> {
   fail(error: unknown): void {
     this.error = error;
     this.closed = true;
-    if (this.waiter) {
-      const { reject } = this.waiter;
-      this.waiter = null;
+    const reject = this.rejectNext;
+    if (reject !== null) {
+      this.release();
       reject(error);
     }
   }
@@ -49,9 +64,7 @@ export class AsyncChannel<T> implements AsyncIterable<T> {
         if (item !== undefined) return Promise.resolve({ value: item, done: false });
         if (this.error !== null) return Promise.reject(this.error);
         if (this.closed) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve, reject) => {
-          this.waiter = { resolve, reject };
-        });
+        return new Promise(this.wait);
       },
       // Called when the consumer stops early (break, throw): the request is no longer wanted.
       return: () => {
@@ -61,5 +74,10 @@ export class AsyncChannel<T> implements AsyncIterable<T> {
         return Promise.resolve({ value: undefined, done: true });
       },
     };
+  }
+
+  private release(): void {
+    this.resolveNext = null;
+    this.rejectNext = null;
   }
 }

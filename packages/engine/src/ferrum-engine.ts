@@ -175,15 +175,18 @@ export class FerrumEngine implements InferenceEngine {
 
   private onLaunch(step: ScheduledStep): void {
     const now = performance.now();
-    for (const seqId of step.seqIds) {
-      const output = this.requests.get(requestIdOf(seqId, this.requests));
+    const { seqIds } = step;
+    for (let b = 0; b < seqIds.length; b++) {
+      const output = this.requests.get(requestIdOf(seqIds[b], this.requests));
       if (output) this.recorder.onScheduled(output.times, now);
     }
   }
 
+  /** Runs every step: indexed loops, as iterators may allocate before V8 optimizes them away. */
   private apply(updates: readonly SequenceUpdate[], logprobs: readonly (TokenLogprob | undefined)[]): void {
     const now = performance.now();
-    for (const u of updates) {
+    for (let k = 0; k < updates.length; k++) {
+      const u = updates[k];
       const output = this.requests.get(u.requestId);
       if (!output) continue;
       output.cachedPromptTokens = u.numCachedPromptTokens;

@@ -16,8 +16,8 @@ export interface StepLoopHooks {
 
 /** A step handed to the runtime, and its result to come. */
 interface LaunchedStep {
-  readonly step: ScheduledStep;
-  readonly result: Promise<StepTokens>;
+  step: ScheduledStep;
+  result: Promise<StepTokens>;
 }
 
 /**
@@ -35,6 +35,12 @@ interface LaunchedStep {
  */
 export class StepLoop {
   private readonly overlap: boolean;
+  /**
+   * Records of launched steps, used in turn so that a step allocates none: at most two are live (the step
+   * in flight and one launched early), and a record is reused only after its step was read.
+   */
+  private readonly launched: LaunchedStep[] = [];
+  private numLaunched = 0;
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -94,7 +100,12 @@ export class StepLoop {
   private launch(step: ScheduledStep, early = false): LaunchedStep {
     const result = this.stepRunner.run(step, early);
     this.hooks.onLaunch(step);
-    return { step, result };
+    const index = this.numLaunched++ % 2;
+    const launched = this.launched[index] ?? { step, result };
+    this.launched[index] = launched;
+    launched.step = step;
+    launched.result = result;
+    return launched;
   }
 
   /**
@@ -104,7 +115,10 @@ export class StepLoop {
    */
   private needsRun(step: ScheduledStep): boolean {
     if (step.swapOut.length > 0 || step.swapIn.length > 0) return true;
-    return step.seqIds.some((seqId) => isLiveState(this.scheduler.stateOf(seqId)));
+    for (let b = 0; b < step.seqIds.length; b++) {
+      if (isLiveState(this.scheduler.stateOf(step.seqIds[b]))) return true;
+    }
+    return false;
   }
 }
 

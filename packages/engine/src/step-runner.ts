@@ -1,4 +1,4 @@
-import type { ModelExecutor, Sampler, SamplerRow, ScheduledStep } from '@ferrum/interfaces';
+import type { ModelExecutor, Sampler, ScheduledStep } from '@ferrum/interfaces';
 import type {
   BackendCapabilities,
   ForwardBatch,
@@ -7,6 +7,7 @@ import type {
   TokenLogprob,
 } from '@ferrum/types';
 import { EarlyLaunchRule } from './early-launch.js';
+import { HostSamplerRows } from './host-sampler-rows.js';
 
 /** Sampled tokens of one step, indexed like the batch's `sampleRows`. */
 export interface StepTokens {
@@ -15,33 +16,51 @@ export interface StepTokens {
   readonly logprobs: readonly (TokenLogprob | undefined)[];
 }
 
+type MutableBatch = { -readonly [K in keyof ForwardBatch]: ForwardBatch[K] };
+
+/** What one turn of the runner holds for its step: reused, like the scheduler's two plans. */
+interface Turn {
+  step: ScheduledStep | null;
+  /** The step's batch with `previousTokens`, for an early launch; made on the first one. */
+  early: MutableBatch | null;
+  readonly buffer: Int32Array;
+  readonly result: { tokenIds: Int32Array; readonly logprobs: (TokenLogprob | undefined)[] };
+  /** `forward()`'s continuation, made once so that a step allocates no closure. */
+  readonly settle: (result: ForwardResult) => StepTokens;
+}
+
+const NO_ROWS: readonly RowSampling[] = [];
+
 /**
  * Runs one scheduled step on the executor: KV swaps, the forward, and host sampling for the rows the
  * runtime did not sample (all rows when the backend has no device sampling). On runtimes that take
  * placeholders on the device it may run a step before the one in flight completes (see {@link canRunEarly}).
+ *
+ * A steady step allocates only the Promise of its result: everything else is held by two turns used in
+ * alternation (V8's young-generation pauses land on the step loop's thread).
  */
 export class StepRunner {
   /**
-   * Result arrays of two steps, used in turn: the engine applies one step's while the next runs. With early
+   * Two steps' state, used in turn: the engine applies one step's results while the next runs. With early
    * launch step N + 2 starts only after N's results were applied, so two sets still suffice.
    */
-  private readonly tokenIds: readonly [Int32Array, Int32Array];
-  private readonly logprobs: readonly [(TokenLogprob | undefined)[], (TokenLogprob | undefined)[]];
+  private readonly turns: readonly [Turn, Turn];
   private turn = 0;
   private readonly hostSamplesAll: boolean;
   private readonly earlyLaunch: EarlyLaunchRule | null;
+  private readonly hostRows: HostSamplerRows;
 
   constructor(
     private readonly executor: ModelExecutor,
     private readonly sampler: Sampler,
     capabilities: BackendCapabilities,
     maxSamplesPerStep: number,
-    private readonly eosTokenIds: readonly number[],
+    eosTokenIds: readonly number[],
   ) {
-    this.tokenIds = [new Int32Array(maxSamplesPerStep), new Int32Array(maxSamplesPerStep)];
-    this.logprobs = [[], []];
+    this.turns = [this.createTurn(maxSamplesPerStep), this.createTurn(maxSamplesPerStep)];
     this.hostSamplesAll = !capabilities.deviceSampling.includes('greedy');
     this.earlyLaunch = EarlyLaunchRule.of(capabilities);
+    this.hostRows = new HostSamplerRows(eosTokenIds);
   }
 
   /**
@@ -59,23 +78,57 @@ export class StepRunner {
    * step has no swaps, so its forward is called before this returns, ahead of `complete()` of the step in
    * flight (which writes into this step's placeholders and sampling records).
    */
-  async run(step: ScheduledStep, early = false): Promise<StepTokens> {
-    const turn = this.turn;
-    this.turn = 1 - turn;
+  run(step: ScheduledStep, early = false): Promise<StepTokens> {
+    const turn = this.turns[this.turn];
+    this.turn = 1 - this.turn;
+    try {
+      this.begin(turn, step);
+      if (step.swapOut.length > 0 || step.swapIn.length > 0) return this.swapThenForward(turn, early);
+      return this.forward(turn, early);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private begin(turn: Turn, step: ScheduledStep): void {
     const numSamples = step.batch.sampleRows.length;
-    const tokenIds = this.tokenIds[turn].subarray(0, numSamples);
-    const logprobs = this.logprobs[turn];
-    logprobs.length = numSamples;
-    logprobs.fill(undefined);
+    const { result } = turn;
+    turn.step = step;
+    if (result.tokenIds.length !== numSamples) result.tokenIds = turn.buffer.subarray(0, numSamples);
+    result.logprobs.length = numSamples;
+    result.logprobs.fill(undefined);
+  }
+
+  private async swapThenForward(turn: Turn, early: boolean): Promise<StepTokens> {
     const { kv } = this.executor;
+    const step = turn.step!;
     for (const plan of step.swapOut) await kv.swapOut(plan.deviceSlots, plan.hostSlots);
     for (const plan of step.swapIn) await kv.swapIn(plan.hostSlots, plan.deviceSlots);
-    if (step.batch.numTokens === 0) return { tokenIds, logprobs };
-    const result = await this.executor.forward(early ? withPreviousTokens(step) : step.batch);
-    const rows = step.batch.sampling ?? [];
-    this.takeDeviceSamples(result, rows, tokenIds, logprobs);
-    this.sampleOnHost(result, rows, tokenIds, logprobs);
-    return { tokenIds, logprobs };
+    return this.forward(turn, early);
+  }
+
+  private forward(turn: Turn, early: boolean): Promise<StepTokens> {
+    const { batch } = turn.step!;
+    if (batch.numTokens === 0) return Promise.resolve(turn.result);
+    return this.executor.forward(early ? withPreviousTokens(turn, batch) : batch).then(turn.settle);
+  }
+
+  private createTurn(maxSamplesPerStep: number): Turn {
+    const buffer = new Int32Array(maxSamplesPerStep);
+    const turn: Turn = {
+      step: null,
+      early: null,
+      buffer,
+      result: { tokenIds: buffer.subarray(0, 0), logprobs: [] },
+      settle: (forwarded) => {
+        const rows = turn.step!.batch.sampling ?? NO_ROWS;
+        const { tokenIds, logprobs } = turn.result;
+        this.takeDeviceSamples(forwarded, rows, tokenIds, logprobs);
+        this.sampleOnHost(forwarded, rows, tokenIds, logprobs);
+        return turn.result;
+      },
+    };
+    return turn;
   }
 
   private takeDeviceSamples(
@@ -100,11 +153,10 @@ export class StepRunner {
     out: Int32Array,
     logprobs: (TokenLogprob | undefined)[],
   ): void {
-    const hostRows = this.hostSamplesAll ? null : result.logitsRows;
+    const hostRows = this.hostSamplesAll ? null : (result.logitsRows ?? null);
     const count = hostRows ? hostRows.length : out.length;
     if (count === 0 || !result.logits) return;
-    const samplerRows: SamplerRow[] = new Array(count);
-    for (let j = 0; j < count; j++) samplerRows[j] = this.toSamplerRow(rows[hostRows ? hostRows[j] : j]);
+    const samplerRows = this.hostRows.bind(rows, hostRows, count);
     const vocabSize = this.executor.info.config.vocabSize;
     const sampled = this.sampler.sample(result.logits, vocabSize, samplerRows);
     for (let j = 0; j < count; j++) {
@@ -118,24 +170,30 @@ export class StepRunner {
         : { tokenId: out[i], logprob: sampled.logprobs[j] };
     }
   }
-
-  private toSamplerRow(row: RowSampling): SamplerRow {
-    return {
-      seed: row.seed,
-      context: {
-        requestId: row.requestId,
-        params: row.params,
-        promptTokenIds: row.promptTokenIds,
-        outputTokenIds: row.outputTokenIds,
-        eosTokenIds: this.eosTokenIds,
-      },
-    };
-  }
 }
 
-/** The step's batch, its placeholder rows to be taken from the previous forward's samples. */
-function withPreviousTokens(step: ScheduledStep): ForwardBatch {
-  const { placeholders } = step;
-  if (placeholders === undefined || placeholders.rows.length === 0) return step.batch;
-  return { ...step.batch, previousTokens: placeholders };
+/**
+ * The step's batch, its placeholder rows to be taken from the previous forward's samples: the turn's own
+ * copy of the batch's fields (the scheduler's batch stays as planned).
+ */
+function withPreviousTokens(turn: Turn, batch: ForwardBatch): ForwardBatch {
+  const placeholders = turn.step!.placeholders;
+  if (placeholders === undefined || placeholders.rows.length === 0) return batch;
+  const { early } = turn;
+  if (early === null) {
+    turn.early = { ...batch, previousTokens: placeholders };
+    return turn.early;
+  }
+  early.tokenIds = batch.tokenIds;
+  early.positions = batch.positions;
+  early.qIndptr = batch.qIndptr;
+  early.kvIndptr = batch.kvIndptr;
+  early.kvIndices = batch.kvIndices;
+  early.slotMapping = batch.slotMapping;
+  early.sampleRows = batch.sampleRows;
+  early.sampling = batch.sampling;
+  early.numSeqs = batch.numSeqs;
+  early.numTokens = batch.numTokens;
+  early.previousTokens = placeholders;
+  return early;
 }
