@@ -61,9 +61,13 @@ export class IncrementalDecodeStream implements DecodeStream {
       return '';
     }
     const delta = text.slice(this.prefixText.length);
-    // The next prefix is what this call released: drop the old prefix pieces.
-    this.window.splice(0, this.released);
-    this.released = this.window.length;
+    // The next prefix is what this call released: drop the old prefix pieces (in place: `splice` would
+    // return them in a new array, and this runs for every token streamed).
+    const { window } = this;
+    const numKept = window.length - this.released;
+    for (let i = 0; i < numKept; i++) window[i] = window[this.released + i];
+    window.length = numKept;
+    this.released = numKept;
     this.prefixText = this.decoder.decodePieces(this.window);
     return delta;
   }
