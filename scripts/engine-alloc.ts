@@ -245,25 +245,39 @@ async function measureProfile(concurrency: number) {
   const { profile } = await stopped!;
   session.disconnect();
   const bySite = new Map<string, number>();
+  const byArea = new Map<string, number>();
   let total = 0;
-  // A builtin (subarray, Promise, ...) is named with the closest script function that called it.
-  const visit = (node: ProfileNode, caller: string) => {
+  // A builtin (subarray, Promise, ...) is named with the closest script function that called it, and a
+  // site's area is the package (or this script: stand-in runtime and stream consumers) of the closest
+  // repository file on the stack.
+  const visit = (node: ProfileNode, caller: string, callerArea: string) => {
     const { functionName, url } = node.callFrame;
-    const file = url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '');
+    const inRepo = url.startsWith(`file://${ROOT}/`);
+    const file = inRepo ? url.slice(`file://${ROOT}/`.length) : url;
     const name = functionName || '(anonymous)';
     const site = file === '' ? `${name} <- ${caller}` : `${name} ${file}`;
+    const area = inRepo
+      ? file
+          .split('/')
+          .slice(0, file.startsWith('packages/') ? 2 : 1)
+          .join('/')
+      : callerArea;
     if (node.selfSize > 0) {
       bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
+      byArea.set(area, (byArea.get(area) ?? 0) + node.selfSize);
       total += node.selfSize;
     }
-    for (const child of node.children) visit(child, file === '' ? caller : site);
+    for (const child of node.children) visit(child, file === '' ? caller : site, area);
   };
-  visit(profile.head, '(root)');
-  const sites = [...bySite]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, 25)
-    .map(([site, bytes]) => ({ site, bytesPerDecodeStep: Math.round(bytes / WINDOW_STEPS) }));
-  return { sampledBytesPerDecodeStep: Math.round(total / WINDOW_STEPS), sites };
+  visit(profile.head, '(root)', 'node (event loop, timers, inspector)');
+  const perStep = (entries: Map<string, number>, limit: number) =>
+    [...entries]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, limit)
+      .map(([key, bytes]) => [key, Math.round(bytes / WINDOW_STEPS)] as const);
+  const sites = perStep(bySite, 25).map(([site, bytes]) => ({ site, bytesPerDecodeStep: bytes }));
+  const areas = perStep(byArea, 20).map(([area, bytes]) => ({ area, bytesPerDecodeStep: bytes }));
+  return { sampledBytesPerDecodeStep: Math.round(total / WINDOW_STEPS), areas, sites };
 }
 
 function round(value: number): number {
@@ -316,6 +330,7 @@ if (child >= 0) {
       `${result.gc.markCompactsPer1000Steps} mark-compacts/1,000 steps; ` +
       `sampled ${result.profile.sampledBytesPerDecodeStep} B/step`,
   );
+  console.table(result.profile.areas);
   console.table(result.profile.sites);
   const json = args.indexOf('--json');
   if (json >= 0) writeFileSync(args[json + 1], `${JSON.stringify(result, null, 2)}\n`);
