@@ -1,5 +1,5 @@
 // Decode GEMM paths side by side on the device: for Qwen3-4B's four layer products and decode row counts M,
-// the median time of each path of native Gemm (untuned: the GEMV at M <= 16, else cuBLASLt's heuristic choice;
+// the median time of each path of native Gemm (untuned: the GEMV at M <= 8, else cuBLASLt's heuristic choice;
 // cuBLASLt; the tuned winner: for the GEMV, its fastest block size; gate|up also with SwiGLU fused), weights cold
 // in L2, as weight-stream rates against the copy ceiling.
 //   usage: tsx scripts/gpu/bench-gemm.ts <out.json>
@@ -41,9 +41,9 @@ for (const { name, n, k } of SHAPES) {
   const w = randomBf16(n * k, 7);
   for (const m of ROWS) {
     const x = randomBf16(m * k, 11 + m);
-    const paths: NativeGemmPath[] = m <= 16 ? ['auto', 'cublas', 'tuned'] : ['cublas', 'tuned'];
+    const paths: NativeGemmPath[] = m <= 8 ? ['auto', 'cublas', 'tuned'] : ['cublas', 'tuned'];
     // The gated MLP's product as decode runs it: the GEMV with SwiGLU fused (cuBLASLt needs a SwiGLU kernel more).
-    if (name === 'gate|up' && m <= 16) paths.push('swiglu');
+    if (name === 'gate|up' && m <= 8) paths.push('swiglu');
     for (const path of paths) {
       const { medianSeconds } = addon.runGemm(path, x, w, m, n, k, false, ITERATIONS, 0);
       const rate = (n * k * 2) / medianSeconds;

@@ -1,6 +1,6 @@
 // Native Gemm's paths against an f64 product computed here from the same bf16 inputs: the untuned path (the
-// GEMV up to 16 rows: native/kernels/gemv.cu's FMA kernel at 1-2 rows, gemv-mma.cu's tensor-core kernel at
-// 3-16; cuBLASLt above), the GEMV at each of its block sizes, and the cuBLASLt and tuned paths, at decode row
+// GEMV up to 8 rows: native/kernels/gemv.cu's FMA kernel at 1-2 rows, gemv-mma.cu's tensor-core kernel at
+// 3-8; cuBLASLt above), the GEMV at each of its block sizes, and the cuBLASLt and tuned paths, at decode row
 // counts on Qwen3-4B's projection shapes (o_proj, qkv, gate|up, down) and tiny ones whose n is not a multiple of
 // a block's outputs and whose k is not a multiple of a load round, for f32 and bf16 outputs. The gated MLP's
 // fused product (SwiGLU in the GEMV's epilogue) against silu(gate) × up of the same reference. Also: the GEMV
@@ -16,7 +16,7 @@ const addon: NativeAddon | null = available ? loadNativeAddon().addon : null;
 const ROWS = [1, 2, 3, 4, 7, 8, 9, 16, 33, 64];
 /** The GEMV forced to each of its block sizes at m rows (native gemvRowsPerBlock). */
 function gemvBlockSizes(m: number): readonly NativeGemmPath[] {
-  if (m > 16) return [];
+  if (m > 8) return [];
   return m <= 2 ? ['gemv4', 'gemv8', 'gemv16'] : ['gemv8', 'gemv16', 'gemv32'];
 }
 /** The same for the fused gate|up product with SwiGLU. */
@@ -191,13 +191,18 @@ describe.skipIf(!addon)(
         c = makeCase(33, n, k, 7);
       });
 
-      it('gives the same bits run to run from the GEMV at every block size', () => {
-        for (const m of [1, 2, 3, 8, 16]) {
-          for (const path of gemvBlockSizes(m)) {
-            for (const outF32 of [true, false]) {
-              const first = run(path, c, m, n, k, outF32);
+      // Gemm::tune picks a block size by timing, so two loads of a model may pick differently: results must not
+      // depend on it.
+      it('gives the same bits run to run and at every block size from the GEMV', () => {
+        for (const m of [1, 2, 3, 5, 8]) {
+          for (const outF32 of [true, false]) {
+            const [base, ...others] = gemvBlockSizes(m);
+            const first = run(base!, c, m, n, k, outF32);
+            for (const path of [base!, ...others]) {
               const again = run(path, c, m, n, k, outF32, 3);
-              expect(sameBits(first, again), `${path}, ${m} rows, outF32 ${outF32}`).toBe(true);
+              expect(sameBits(first, again), `${path} against ${base}, ${m} rows, outF32 ${outF32}`).toBe(
+                true,
+              );
             }
           }
         }
@@ -222,11 +227,14 @@ describe.skipIf(!addon)(
         c = makeCase(16, n, k, inter * 17 + k);
       });
 
-      it.each([1, 2, 3, 8, 9, 16])('%i rows', (m) => {
+      it.each([1, 2, 3, 5, 8])('%i rows, the same bits at every block size', (m) => {
         const reference = c.reference.subarray(0, m * n);
+        let first: Float32Array | null = null;
         for (const path of ['swiglu', ...swigluBlockSizes(m)] as const) {
           const got = addon!.runGemm(path, c.x.subarray(0, m * k), c.w, m, n, k, false, 0, 0).output;
           expect(swigluMismatches(got, reference, m, inter), path).toBe('none');
+          first ??= got;
+          expect(sameBits(got, first), path).toBe(true);
         }
       });
     });

@@ -18,4 +18,6 @@ describeExecutorConformance({
     /** Paths that share kernels. */
     batched: { fractionOfRange: 1e-3 },
   },
+  /** The GEMV's most rows (native kGemvMaxRows): such steps' products take it, a whole prompt's cuBLASLt. */
+  smallStepRows: 8,
 });

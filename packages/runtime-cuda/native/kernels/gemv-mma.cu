@@ -1,8 +1,9 @@
-// y[M,N] = x[M,K] · w[N,K]ᵀ for 3-16 rows M on tensor cores, streamed like the GEMV (gemv.cu): still a pure
-// weight stream, but 3-16 rows of FMAs a weight would cost more issue slots than the stream leaves, and cuBLASLt's
+// y[M,N] = x[M,K] · w[N,K]ᵀ for 3-8 rows M on tensor cores, streamed like the GEMV (gemv.cu): still a pure
+// weight stream, but 3-8 rows of FMAs a weight would cost more issue slots than the stream leaves, and cuBLASLt's
 // small-M algorithms reach only 43-69% of the copy rate on these shapes (bench/results/cuda-gemm-2026-11-21.md).
-// x's rows are the MMA's 16-row operand (rows past M zeros or repeats, never written) and 8 weight rows its
-// 8 columns, so a block can own as few as 8 outputs and a product spreads over enough blocks to fill the GPU.
+// x's rows are the MMA's 16-row operand (its upper 8 rows zeros, rows past M repeats, never written) and 8
+// weight rows its 8 columns, so a block can own as few as 8 outputs and a product spreads over enough blocks to
+// fill the GPU. (9-16 rows, loading x's upper rows too, ran slower than cuBLASLt on the H100.)
 // Weights go straight from global memory to the B fragments, with no shared memory: the dot product does not
 // care in which order k is summed, so a lane feeds each 16-byte load (8 consecutive k of its weight row) to two
 // MMAs as if it held the fragment's scattered k, and loads x's k in the same order. A block's 8 warps take
@@ -31,25 +32,24 @@ constexpr int kLoadsInFlight = 16;  // 16-byte weight loads a lane issues before
 constexpr int kSpan = 4;
 constexpr int kPieceVectors = 4 * kSpan;  // vectors of a row a warp covers a piece
 
-// kWide: 9-16 rows of x (else up to 8, and the tile's upper 8 rows are zeros, never loaded); kRows outputs a block
-// (8, 16 or 32); gated (kGlu): the block also streams the up rows inter + n and writes silu(gate) × up, as
-// gemvKernel does.
-template <bool kWide, typename Out, bool kGlu, int kRows>
+// kRows outputs a block (8, 16 or 32); gated (kGlu): the block also streams the up rows inter + n and writes
+// silu(gate) × up, as gemvKernel does.
+template <typename Out, bool kGlu, int kRows>
 __global__ void __launch_bounds__(kThreads, 2)
     gemvMmaKernel(const bf16* x, const bf16* w, Out* y, int m, int n, int k) {
   constexpr int kTiles = kRows / 8;                      // 8-row weight tiles of the outputs
   constexpr int kLoadTiles = kGlu ? 2 * kTiles : kTiles;  // weight tiles a block streams
   constexpr int kUnroll = kLoadsInFlight / (kLoadTiles * kSpan);  // k pieces a round
   static_assert(kUnroll >= 1 && kUnroll * kLoadTiles * kSpan == kLoadsInFlight, "tiles must divide the loads");
-  constexpr int kFragments = kLoadTiles * 4;
-  // An MMA waits for the one before it on the same accumulator, so successive MMAs rotate over kChains
-  // accumulators: 4 independent chains a round in all.
-  constexpr int kChains = kLoadTiles >= 4 ? 1 : 4 / kLoadTiles;
+  constexpr int kFragments = kLoadTiles * 2;  // accumulator pairs a lane keeps (the rest are x's zero rows)
+  // An MMA waits for the one before it on the same accumulator: a vector's two MMAs go to two chains. Each
+  // output's sum order is then the same at every block size (the warps' pieces and their order do not depend on
+  // it), so Gemm::tune's choice, which can differ between two loads of a model, never changes a result.
   __shared__ float partial[kWarps][kFragments][32];
 
   const int warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
-  const int g = lane >> 2;  // fragment group: weight row g of each tile, x rows g and g + 8
+  const int g = lane >> 2;  // fragment group: weight row g of each tile, x row g
   const int t = lane & 3;   // which vectors of a piece this lane loads: t, t + 4, ...
   const int k8 = k / 8;
   const int pieces = (k8 + kPieceVectors - 1) / kPieceVectors;
@@ -78,9 +78,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   beginDependentWork();
 
   // x rows past M re-read row M - 1 (their outputs are not written); k past K reads as zero.
-  const size_t xLo = static_cast<size_t>(min(g, m - 1)) * k8;
-  const size_t xHi = static_cast<size_t>(min(g + 8, m - 1)) * k8;
-  float acc[kChains][kLoadTiles][4] = {};
+  const size_t xRow = static_cast<size_t>(min(g, m - 1)) * k8;
+  float acc[2][kLoadTiles][4] = {};
   for (int round = 0; round * kWarps + warp < pieces; round += kUnroll) {
     if (round != 0) loadRound(round);
 #pragma unroll
@@ -90,15 +89,13 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
       for (int sp = 0; sp < kSpan; sp++) {
         const int v = piece * kPieceVectors + sp * 4 + t;
-        const uint4 zero = make_uint4(0, 0, 0, 0);
-        const uint4 lo = v < k8 ? __ldg(xv + xLo + v) : zero;
-        const uint4 hi = kWide && v < k8 ? __ldg(xv + xHi + v) : zero;
-        const int c = (u * kSpan + sp) * 2;
+        const uint4 a = v < k8 ? __ldg(xv + xRow + v) : make_uint4(0, 0, 0, 0);
 #pragma unroll
         for (int i = 0; i < kLoadTiles; i++) {
-          // The lane's k 0-3 are the fragments' k (2t, 2t + 1, 2t + 8, 2t + 9) of one MMA, k 4-7 of the next.
-          mma16816(acc[c % kChains][i], {lo.x, hi.x, lo.y, hi.y}, b[u][sp][i].x, b[u][sp][i].y);
-          mma16816(acc[(c + 1) % kChains][i], {lo.z, hi.z, lo.w, hi.w}, b[u][sp][i].z, b[u][sp][i].w);
+          // The lane's k 0-3 are the fragments' k (2t, 2t + 1, 2t + 8, 2t + 9) of one MMA, k 4-7 of the other;
+          // the A fragment's rows g + 8 are zeros.
+          mma16816(acc[0][i], {a.x, 0u, a.y, 0u}, b[u][sp][i].x, b[u][sp][i].y);
+          mma16816(acc[1][i], {a.z, 0u, a.w, 0u}, b[u][sp][i].z, b[u][sp][i].w);
         }
       }
     }
@@ -107,12 +104,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
   for (int i = 0; i < kLoadTiles; i++) {
 #pragma unroll
-    for (int e = 0; e < 4; e++) {
-      float total = 0.f;
-#pragma unroll
-      for (int c = 0; c < kChains; c++) total += acc[c][i][e];
-      partial[warp][i * 4 + e][lane] = total;
-    }
+    for (int e = 0; e < 2; e++) partial[warp][i * 2 + e][lane] = acc[0][i][e] + acc[1][i][e];
   }
   __syncthreads();
   const auto sum = [&](int fragment, int from) {
@@ -121,19 +113,18 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int wi = 0; wi < kWarps; wi++) total += partial[wi][fragment][from];
     return total;
   };
-  // Element e of tile i in lane l: x row l / 4 + 8 (e / 2), output (weight row) i · 8 + 2 (l % 4) + e % 2.
-  for (int j = threadIdx.x; j < kTiles * 4 * 32; j += kThreads) {
+  // Element e (0 or 1) of tile i in lane l: x row l / 4, output (weight row) i · 8 + 2 (l % 4) + e.
+  for (int j = threadIdx.x; j < kTiles * 2 * 32; j += kThreads) {
     const int fragment = j / 32;
     const int from = j % 32;
-    const int e = fragment % 4;
-    const int row = (from >> 2) + (e >> 1) * 8;
-    const int col = n0 + (fragment / 4) * 8 + (from & 3) * 2 + (e & 1);
+    const int row = from >> 2;
+    const int col = n0 + (fragment / 2) * 8 + (from & 3) * 2 + fragment % 2;
     if (col >= n || row >= m) continue;
     float value = sum(fragment, from);
     if constexpr (kGlu) {
       // Each product rounded to bf16 first, as the separate GEMM + SwiGLU would.
       const float gate = roundBf16(value);
-      const float up = roundBf16(sum(fragment + kTiles * 4, from));
+      const float up = roundBf16(sum(fragment + kTiles * 2, from));
       value = roundBf16(gate / (1.f + __expf(-gate))) * up;
     }
     if constexpr (std::is_same_v<Out, float>) {
@@ -144,21 +135,21 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
 }
 
-template <bool kWide, typename Out, bool kGlu, int kRows>
+template <typename Out, bool kGlu, int kRows>
 void launchRows(const bf16* x, const bf16* w, void* y, int m, int n, int k, cudaStream_t stream) {
   const int blocks = (n + kRows - 1) / kRows;
-  launchKernel("gemvMmaKernel", gemvMmaKernel<kWide, Out, kGlu, kRows>, blocks, kThreads, 0, stream, x, w,
+  launchKernel("gemvMmaKernel", gemvMmaKernel<Out, kGlu, kRows>, blocks, kThreads, 0, stream, x, w,
                static_cast<Out*>(y), m, n, k);
 }
 
-template <bool kWide, typename Out, bool kGlu>
+template <typename Out, bool kGlu>
 void launchFor(const bf16* x, const bf16* w, void* y, int m, int n, int k, int rowsPerBlock, cudaStream_t stream) {
   switch (rowsPerBlock) {
     case 32:
-      if constexpr (!kGlu) return launchRows<kWide, Out, kGlu, 32>(x, w, y, m, n, k, stream);
+      if constexpr (!kGlu) return launchRows<Out, kGlu, 32>(x, w, y, m, n, k, stream);
       break;
-    case 16: return launchRows<kWide, Out, kGlu, 16>(x, w, y, m, n, k, stream);
-    case 8: return launchRows<kWide, Out, kGlu, 8>(x, w, y, m, n, k, stream);
+    case 16: return launchRows<Out, kGlu, 16>(x, w, y, m, n, k, stream);
+    case 8: return launchRows<Out, kGlu, 8>(x, w, y, m, n, k, stream);
     default: break;
   }
   throw NativeError("internal", "GEMV (tensor cores): unsupported rows a block " + std::to_string(rowsPerBlock));
@@ -169,8 +160,7 @@ void launchFor(const bf16* x, const bf16* w, void* y, int m, int n, int k, int r
 template <typename Out, bool kGlu>
 void launchGemvMma(const bf16* x, const bf16* w, void* y, int m, int n, int k, int rowsPerBlock,
                    cudaStream_t stream) {
-  if (m <= 8) return launchFor<false, Out, kGlu>(x, w, y, m, n, k, rowsPerBlock, stream);
-  launchFor<true, Out, kGlu>(x, w, y, m, n, k, rowsPerBlock, stream);
+  launchFor<Out, kGlu>(x, w, y, m, n, k, rowsPerBlock, stream);
 }
 
 template void launchGemvMma<float, false>(const bf16*, const bf16*, void*, int, int, int, int, cudaStream_t);

@@ -1,4 +1,4 @@
-// The GEMV's tensor-core half (gemv-mma.cu), for 3-16 rows of x; launchGemv and launchGemvSwiglu dispatch to it.
+// The GEMV's tensor-core half (gemv-mma.cu), for 3-8 rows of x; launchGemv and launchGemvSwiglu dispatch to it.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -64,10 +64,10 @@ void launchQkvRope(const QkvRopeArgs& args, cudaStream_t stream);
 void launchSwiglu(const bf16* gateUp, bf16* out, int rows, int inter, cudaStream_t stream);
 
 /**
- * The most rows x (M) the GEMV path takes: an FMA kernel for 1-2 rows, tensor cores (gemv-mma.cu) for 3-16;
+ * The most rows x (M) the GEMV path takes: an FMA kernel for 1-2 rows, tensor cores (gemv-mma.cu) for 3-8;
  * larger M goes to cuBLASLt.
  */
-constexpr int kGemvMaxRows = 16;
+constexpr int kGemvMaxRows = 8;
 /** Whether launchGemv takes this product: 1 <= m <= kGemvMaxRows, k % 8 == 0, x and w 16-byte aligned. */
 bool gemvSupports(const bf16* x, const bf16* w, int m, int k);
 /**
