@@ -187,3 +187,37 @@ describe('createKvCacheManager: fork', () => {
     }
   });
 });
+
+describe('createKvCacheManager: readSlots', () => {
+  /** readSlots of the whole list, at an offset into a larger array, against slotsOf. */
+  function expectReadable(kv: ReturnType<typeof createKvCacheManager>, seqId: string): void {
+    const slots = kv.slotsOf(seqId);
+    const out = new Int32Array(slots.length + 3).fill(-1);
+    kv.readSlots(seqId, 0, slots.length, out, 2);
+    expect([...out]).toEqual([-1, -1, ...slots, -1]);
+    kv.readSlots(seqId, 5, slots.length, out, 0);
+    expect([...out.subarray(0, slots.length - 5)]).toEqual([...slots.subarray(5)]);
+  }
+
+  it('agrees with slotsOf as lists grow past its copy granularity, regrow, and switch to cached slots', () => {
+    const kv = createKvCacheManager({ numSlots: 2048 });
+    const prompt = Array.from({ length: 300 }, (_, i) => i % 50);
+    kv.addSequence('a', prompt);
+    kv.addSequence('b', prompt);
+    kv.allocate('a', 300);
+    kv.allocate('b', 300);
+    expectReadable(kv, 'b');
+    kv.allocate('b', 1); // past the first array's capacity
+    // Both computed the prompt in their own slots: committing b after a moves b onto a's cached slots.
+    kv.commit('a', prompt);
+    kv.commit('b', prompt);
+    expect([...kv.slotsOf('b').subarray(0, 300)]).toEqual([...kv.slotsOf('a')]);
+    expectReadable(kv, 'b');
+    for (let step = 0; step < 300; step++) {
+      kv.allocate('b', 1); // past 384 and 512 slots
+      if (step % 37 === 0 || step > 290) expectReadable(kv, 'b');
+    }
+    kv.checkIntegrity();
+  });
+});
+

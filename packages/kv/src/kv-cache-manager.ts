@@ -111,8 +111,7 @@ class RadixKvCacheManager implements KvCacheManager {
           `[${offset}, ${offset + end - start}) of ${out.length}`,
       );
     }
-    const { slots } = seq;
-    for (let p = start; p < end; p++) out[offset + p - start] = slots[p];
+    seq.copySlots(start, end, out, offset);
   }
 
   commit(seqId: string, tokenIds: ArrayLike<number>, numTokens = tokenIds.length): void {
