@@ -220,4 +220,3 @@ describe('createKvCacheManager: readSlots', () => {
     kv.checkIntegrity();
   });
 });
-
