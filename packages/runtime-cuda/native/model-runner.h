@@ -49,6 +49,7 @@ struct AttentionPlan {
   int numSplits = 1, splitSize = 0;
   int numTiles = 0, tileSplits = 1;
   const int* tiles = nullptr;    // device [numTiles][4], see PrefillAttentionArgs
+  bool fuseRope = false;         // every row its sequence's one new token: attention does launchQkvRope's work
 };
 
 enum class KvTransfer { kCopy, kSwapOut, kSwapIn };

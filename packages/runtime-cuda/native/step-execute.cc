@@ -1,8 +1,8 @@
 // ModelRunner::launch: one forward step on the stream (a decode-graph replay or eager launches) and its output
 // copies; ModelRunner::finish: the wait for it. Per layer:
-//   [add+]RMSNorm → QKV GEMM → bias/qk-norm/RoPE/KV write → attention → o_proj GEMM → add+RMSNorm →
-//   gate|up GEMM → SwiGLU (one fused GEMV at 1–2 rows) → down GEMM; then the final norm for the sampled rows only, lm_head (f32
-//   logits), host logits for the rows that asked, and device sampling.
+//   [add+]RMSNorm → QKV GEMM → bias/qk-norm/RoPE/KV write (inside attention in decode graphs) → attention →
+//   o_proj GEMM → add+RMSNorm → gate|up GEMM → SwiGLU (one fused GEMV at 1–8 rows) → down GEMM; then the final
+//   norm for the sampled rows only, lm_head (f32 logits), host logits for the rows that asked, and device sampling.
 #include <algorithm>
 #include <cmath>
 
@@ -95,7 +95,7 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
     rope.numKvHeads = s.numKvHeads;
     rope.headDim = s.headDim;
     rope.eps = s.rmsNormEps;
-    launchQkvRope(rope, stream_);
+    if (!plan.fuseRope) launchQkvRope(rope, stream_);
 
     AttentionArgs attn{};
     attn.q = qkv_.as<bf16>();
@@ -115,6 +115,8 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
     attn.scale = 1.f / std::sqrt(static_cast<float>(s.headDim));
     attn.numSplits = plan.numSplits;
     attn.splitSize = plan.splitSize;
+    attn.fuseRope = plan.fuseRope;
+    attn.rope = rope;
     launchAttention(attn, stream_);
     if (plan.numTiles > 0) {
       PrefillAttentionArgs prefill{};

@@ -110,6 +110,12 @@ struct AttentionArgs {
   // up to kAttentionTile (step-splits.h). With numSplits > 1 a combine kernel merges the pieces.
   int numSplits, splitSize;
   float scale;               // softmax scale, multiplied into q
+  // Decode steps (every row its sequence's one new token) with at most 8 heads a kv head may fuse the work of
+  // launchQkvRope in: q then holds the QKV product as it is (q = rope.qkv), each block normalizes and rotates its
+  // q heads, and the block whose split ends at the row's last entry first writes that entry's K and V at
+  // slotMapping. Rows must be 0 .. numRows - 1 (no rowList).
+  bool fuseRope;
+  QkvRopeArgs rope;
 };
 /** Paged attention over the token pool for any mix of prefill and decode rows (GQA-aware, split-K). */
 void launchAttention(const AttentionArgs& args, cudaStream_t stream);

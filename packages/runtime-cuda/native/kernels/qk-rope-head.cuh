@@ -1,0 +1,88 @@
+// One attention head's bias, RMSNorm (Qwen3's q/k norm) and RoPE (Hugging Face's rotate_half layout: element d
+// pairs with d ± headDim/2), held by one warp: lane l < 2P holds the E consecutive elements from l · E
+// (headDim = 2 · P · E, P <= 16 lanes a half), so the rotation partner of lane l's elements is lane l ± P, one
+// shuffle away. Shared by qkvRopeKernel and the decode attention kernel's fused path, so both round alike.
+#pragma once
+
+#include "bf16-vec.cuh"
+#include "device-math.cuh"
+
+namespace ferrum {
+
+/** Elements a lane holds for a head dim: the fewest with headDim = 2 · P · E and P <= 16. */
+constexpr int ropeLaneElements(int headDim) { return headDim <= 32 ? 1 : headDim / 32; }
+
+/** cos and sin of each of the headDim / 2 angles of `position`, by the calling threads into shared tables. */
+__device__ __forceinline__ void ropeTable(int position, const float* invFreq, int headDim, float* cosS, float* sinS,
+                                          int thread, int threads) {
+  const float p = static_cast<float>(position);
+  for (int i = thread; i < headDim / 2; i += threads) sincosf(p * invFreq[i], &sinS[i], &cosS[i]);
+}
+
+// E elements a lane, moved W at a time (W = E when every pointer allows it, else 1).
+template <int E, int W>
+__device__ __forceinline__ void loadHead(const __nv_bfloat16* p, float (&f)[E]) {
+#pragma unroll
+  for (int i = 0; i < E; i += W) loadBf16<W>(p + i, reinterpret_cast<float(&)[W]>(f[i]));
+}
+
+template <int E, int W>
+__device__ __forceinline__ void storeHead(__nv_bfloat16* p, const float (&f)[E]) {
+#pragma unroll
+  for (int i = 0; i < E; i += W) storeBf16<W>(p + i, reinterpret_cast<const float(&)[W]>(f[i]));
+}
+
+/** Where a lane's elements sit in its head (see the top of this file). */
+struct RopeLane {
+  int lane, P;
+  bool active;  // lanes past 2P hold zeros
+  int d0;       // first element (idle lanes: 0)
+  int freq0;    // angle index of d0 (d0 mod headDim / 2)
+  template <int E>
+  __device__ __forceinline__ static RopeLane of(int lane, int headDim) {
+    RopeLane r;
+    r.lane = lane;
+    r.P = headDim / (2 * E);
+    r.active = lane < 2 * r.P;
+    r.d0 = (r.active ? lane : 0) * E;
+    r.freq0 = (r.active ? lane % r.P : 0) * E;
+    return r;
+  }
+};
+
+/**
+ * x (a lane's elements of one head) += bias (rounded to bf16, if `hasBias`), then RMSNorm with `norm` (if
+ * `hasNorm`), then the rotation (if `rotate`) by the shared tables. Warp-collective: every lane of the warp calls
+ * it. (Arrays by reference with flags, not pointers, keep them in registers.)
+ */
+template <int E>
+__device__ __forceinline__ void transformHead(float (&x)[E], const float (&bias)[E], bool hasBias,
+                                              const float (&norm)[E], bool hasNorm, bool rotate, const RopeLane& r,
+                                              const float* cosS, const float* sinS, float eps, int headDim) {
+#pragma unroll
+  for (int e = 0; e < E; e++) {
+    if (hasBias) x[e] = roundBf16(x[e] + bias[e]);
+    if (!r.active) x[e] = 0.f;
+  }
+  if (hasNorm) {
+    float sumSquares = 0.f;
+#pragma unroll
+    for (int e = 0; e < E; e++) sumSquares += x[e] * x[e];
+    const float inv = rsqrtf(warpSum(sumSquares) / headDim + eps);
+#pragma unroll
+    for (int e = 0; e < E; e++) x[e] = roundBf16(norm[e] * roundBf16(x[e] * inv));
+  }
+  if (rotate) {
+    const int partner = !r.active ? r.lane : (r.lane < r.P ? r.lane + r.P : r.lane - r.P);
+    float other[E];
+#pragma unroll
+    for (int e = 0; e < E; e++) other[e] = __shfl_sync(0xffffffffu, x[e], partner);
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+      const float rotated = r.lane < r.P ? -other[e] : other[e];
+      x[e] = x[e] * cosS[r.freq0 + e] + rotated * sinS[r.freq0 + e];
+    }
+  }
+}
+
+}  // namespace ferrum
