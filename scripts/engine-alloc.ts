@@ -26,6 +26,7 @@ import { dirname, resolve } from 'node:path';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
+import { runGreedyStreams } from '../packages/engine/bench/greedy-streams.js';
 import { createEngine } from '../packages/engine/src/index.js';
 import type { ComputeBackend, ModelExecutor } from '../packages/interfaces/src/index.js';
 import { createCpuBackend } from '../packages/runtime-cpu/src/index.js';
@@ -107,16 +108,7 @@ async function runWorkload(concurrency: number, probe: Probe | null): Promise<vo
     },
     { backends: [standInBackend(concurrency, probe)] },
   );
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, r) => {
-      const prompt = Array.from({ length: PROMPT_TOKENS }, (_, i) => 5 + ((r * 7919 + i * 104_729) % 500));
-      const stream = engine.generate({
-        prompt: { tokenIds: prompt },
-        sampling: { temperature: 0, maxTokens: OUTPUT_TOKENS, ignoreEos: true },
-      });
-      for await (const _ of stream);
-    }),
-  );
+  await runGreedyStreams(engine, concurrency, PROMPT_TOKENS, OUTPUT_TOKENS);
   await engine.shutdown();
 }
 

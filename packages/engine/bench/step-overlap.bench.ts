@@ -20,6 +20,7 @@ import { createEngine } from '@ferrum/engine';
 import type { ComputeBackend, ModelExecutor } from '@ferrum/interfaces';
 import { createCpuBackend } from '@ferrum/runtime-cpu';
 import type { ForwardBatch, ForwardResult } from '@ferrum/types';
+import { runGreedyStreams } from './greedy-streams.js';
 
 const FORWARD_MS = 5;
 const PROMPT_TOKENS = 128;
@@ -108,16 +109,7 @@ async function run(concurrency: number, loop: Loop) {
     { backends: [simulatedBackend(log, loop === 'early')] },
   );
   const started = now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, r) => {
-      const prompt = Array.from({ length: PROMPT_TOKENS }, (_, i) => 5 + ((r * 7919 + i * 104_729) % 500));
-      const stream = engine.generate({
-        prompt: { tokenIds: prompt },
-        sampling: { temperature: 0, maxTokens: OUTPUT_TOKENS, ignoreEos: true },
-      });
-      for await (const _ of stream);
-    }),
-  );
+  await runGreedyStreams(engine, concurrency, PROMPT_TOKENS, OUTPUT_TOKENS);
   const elapsedMs = now() - started;
   await engine.shutdown();
   // Steady decode: every sequence decodes one token; the next entry closes the step's period.
