@@ -166,8 +166,7 @@ cudaGraphExec_t ModelRunner::decodeGraph(int bucket) {
     AttentionPlan attention;
     attention.rows = bucket;
     attention.numSplits = graphSplits(bucket);
-    // A decode graph's rows are one token each, and attention serves a kv head's query heads in one block up to 8.
-    attention.fuseRope = config_.shape.numHeads / config_.shape.numKvHeads <= 8;
+    attention.fuseRope = attentionFusesRope(config_.shape.numHeads, config_.shape.numKvHeads);  // rows: one token each
     runLayers(upload, bucket, attention);
     runHead(upload, bucket);
   } catch (const std::exception& e) {

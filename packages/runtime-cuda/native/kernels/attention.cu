@@ -468,6 +468,9 @@ void launchFor(const AttentionArgs& a, cudaStream_t stream) {
 
 }  // namespace
 
+// A kv head's query heads must share one block (launchFor's G is at most 8): that block writes the new K/V.
+bool attentionFusesRope(int numHeads, int numKvHeads) { return numHeads / numKvHeads <= 8; }
+
 bool attentionSupportsHeadDim(int headDim) {
   return headDim == 16 || headDim == 32 || headDim == 64 || headDim == 128 || headDim == 256;
 }
@@ -476,6 +479,10 @@ void launchAttention(const AttentionArgs& args, cudaStream_t stream) {
   if (args.numRows == 0) return;
   if (args.numKvHeads <= 0 || args.numHeads % args.numKvHeads != 0 || args.numSplits < 1 || args.numSplits > 32) {
     throw NativeError("invalid_argument", "attention: heads must be a multiple of kv heads and splits 1 to 32");
+  }
+  if (args.fuseRope && (args.rowList != nullptr || !attentionFusesRope(args.numHeads, args.numKvHeads))) {
+    // A row list can leave rows' new K/V unwritten, and a group over 8 heads spans blocks that would each write it.
+    throw NativeError("invalid_argument", "attention: fused RoPE takes rows 0 .. numRows - 1 and at most 8 heads a kv head");
   }
   switch (args.headDim) {
     case 16: return launchFor<16>(args, stream);

@@ -119,6 +119,8 @@ struct AttentionArgs {
 };
 /** Paged attention over the token pool for any mix of prefill and decode rows (GQA-aware, split-K). */
 void launchAttention(const AttentionArgs& args, cudaStream_t stream);
+/** Whether launchAttention can take AttentionArgs::fuseRope for this head layout (at most 8 heads a kv head). */
+bool attentionFusesRope(int numHeads, int numKvHeads);
 /** Head dims the attention and RoPE kernels are instantiated for. */
 bool attentionSupportsHeadDim(int headDim);
 

@@ -9,8 +9,13 @@
 
 namespace ferrum {
 
-/** Elements a lane holds for a head dim: the fewest with headDim = 2 · P · E and P <= 16. */
-constexpr int ropeLaneElements(int headDim) { return headDim <= 32 ? 1 : headDim / 32; }
+/** Elements a lane holds for a head dim: the fewest E of 1, 2, 4, 8 with headDim = 2 · P · E and P <= 16; 0: none. */
+__host__ __device__ constexpr int ropeLaneElements(int headDim) {
+  for (int e = 1; e <= 8; e *= 2) {
+    if (headDim % (2 * e) == 0 && headDim / (2 * e) <= 16) return e;
+  }
+  return 0;
+}
 
 /** cos and sin of each of the headDim / 2 angles of `position`, by the calling threads into shared tables. */
 __device__ __forceinline__ void ropeTable(int position, const float* invFreq, int headDim, float* cosS, float* sinS,

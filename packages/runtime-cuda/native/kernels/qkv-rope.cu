@@ -69,19 +69,13 @@ void launchFor(const QkvRopeArgs& a, cudaStream_t stream) {
 
 void launchQkvRope(const QkvRopeArgs& args, cudaStream_t stream) {
   if (args.numTokens == 0) return;
-  // The fewest elements a lane (E) with headDim = 2 * P * E and P <= 16.
-  const int D = args.headDim;
-  const auto fits = [D](int e) { return D % (2 * e) == 0 && D / (2 * e) <= 16; };
-  if (fits(1)) {
-    launchFor<1>(args, stream);
-  } else if (fits(2)) {
-    launchFor<2>(args, stream);
-  } else if (fits(4)) {
-    launchFor<4>(args, stream);
-  } else if (fits(8)) {
-    launchFor<8>(args, stream);
-  } else {
-    throw NativeError("unsupported_architecture", "RoPE does not support head dim " + std::to_string(D));
+  switch (ropeLaneElements(args.headDim)) {
+    case 1: return launchFor<1>(args, stream);
+    case 2: return launchFor<2>(args, stream);
+    case 4: return launchFor<4>(args, stream);
+    case 8: return launchFor<8>(args, stream);
+    default:
+      throw NativeError("unsupported_architecture", "RoPE does not support head dim " + std::to_string(args.headDim));
   }
 }
 
