@@ -3,6 +3,7 @@
 // cuBLASLt; the tuned winner: for the GEMV, its fastest block size; gate|up also with SwiGLU fused), weights cold
 // in L2, as weight-stream rates against the copy ceiling.
 //   usage: tsx scripts/gpu/bench-gemm.ts <out.json>
+//   env: FERRUM_GEMM_ROWS, a comma-separated list of M (default 1,2,4,8,16,32,64)
 import { writeFileSync } from 'node:fs';
 import { measureDeviceCeilings } from '../../packages/runtime-cuda/src/index.js';
 import { loadNativeAddon, type NativeGemmPath } from '../../packages/runtime-cuda/src/native-addon.js';
@@ -19,7 +20,7 @@ const SHAPES = [
   { name: 'gate|up', n: 19456, k: 2560 },
   { name: 'down', n: 2560, k: 9728 },
 ];
-const ROWS = [1, 2, 4, 8, 16, 32, 64];
+const ROWS = (process.env.FERRUM_GEMM_ROWS ?? '1,2,4,8,16,32,64').split(',').map(Number);
 const ITERATIONS = 20;
 
 /** bf16 bits of small random values (|v| < 2^-4), so products stay finite. */

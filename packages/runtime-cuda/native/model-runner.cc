@@ -96,6 +96,9 @@ void ModelRunner::allocateWorkspaces() {
   const size_t rowSplits = std::max<size_t>(static_cast<size_t>(config_.maxBatchSeqs) * kMaxSplits, 64);
   partial_ = DeviceBuffer(rowSplits * s.numHeads * (s.headDim + 2) * sizeof(float));
   output_ = DeviceBuffer(2 * rows * sizeof(int));
+  greedyPartials_ = DeviceBuffer(rows * kMaxGreedySplits * 3 * sizeof(float));
+  greedyTickets_ = DeviceBuffer(rows * sizeof(unsigned));
+  FERRUM_CUDA(cudaMemset(greedyTickets_.as(), 0, greedyTickets_.bytes()));
   hostLogits_ = PinnedBuffer(rows * s.vocabSize * sizeof(float), false);
   for (StagedStep& step : staged_) {
     step.output = PinnedBuffer(2 * rows * sizeof(int), false);

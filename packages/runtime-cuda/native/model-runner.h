@@ -160,6 +160,7 @@ class ModelRunner {
   PinnedBuffer hostK_, hostV_;
   PinnedBuffer hostLogits_, hostKvIndices_;
   DeviceBuffer upload_, output_, adjSaved_, kvIndices_;
+  DeviceBuffer greedyPartials_, greedyTickets_;  // split greedy sampling (launchSampling)
   std::unique_ptr<Gemm> gemm_;
   std::vector<int> buckets_;                      // ascending decode-graph batch sizes
   std::map<int, cudaGraphExec_t> graphs_;         // bucket -> executable graph (nullptr: capture failed)

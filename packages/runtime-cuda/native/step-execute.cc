@@ -190,6 +190,9 @@ void ModelRunner::runHead(const int* upload, int numSampled) {
   sampling.allowedIds = upload + L.allowedIds;
   sampling.outTokens = output_.as<int>();
   sampling.outLogprobs = output_.as<float>() + rows;
+  sampling.greedySplits = greedySplitsFor(S, numSms_);
+  sampling.greedyPartials = greedyPartials_.as<float>();
+  sampling.greedyTickets = greedyTickets_.as<unsigned>();
   launchSampling(sampling, stream_);
 }
 

@@ -146,7 +146,11 @@ struct SamplingArgs {
   const int* allowedIds;
   int* outTokens;            // [S]; -1 for skipped rows, kNothingToSample when every token was masked
   float* outLogprobs;        // [S]
+  int greedySplits;          // blocks a plain greedy row's scan is cut into, 1..kMaxGreedySplits
+  float* greedyPartials;     // [S][kMaxGreedySplits][3] scratch: each block's max, sum and argmax (int bits)
+  unsigned* greedyTickets;   // [S] blocks of the row done; zero between launches (the last block resets it)
 };
+constexpr int kMaxGreedySplits = 16;
 constexpr int kNothingToSample = -2;
 constexpr int kSampleGreedy = 1;
 constexpr int kSampleProcessedLogprobs = 2;
@@ -154,7 +158,12 @@ constexpr int kSampleAllowedOnly = 4;
 constexpr int kSampleSkip = 8;
 constexpr int kAdjRepetition = 1;
 constexpr int kAdjBanned = 2;
-/** The built-in sampling chain, one block per row (see sampling.cu for the exact semantics). */
+/**
+ * The built-in sampling chain, one block per row, except that a plain greedy row (no adjustments, no allowed
+ * list) is scanned by greedySplits blocks (see sampling.cu for the exact semantics).
+ */
 void launchSampling(const SamplingArgs& args, cudaStream_t stream);
+/** Blocks a plain greedy row takes when `rows` rows are sampled on `numSms` multiprocessors. */
+int greedySplitsFor(int rows, int numSms);
 
 }  // namespace ferrum

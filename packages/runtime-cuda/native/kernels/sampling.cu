@@ -1,11 +1,13 @@
-// The built-in sampling chain on the device, one 1024-thread block per sampled row, with the semantics of
-// @ferrum/sampler so a seeded request draws the same token on either path:
+// The built-in sampling chain on the device, one 1024-thread block per sampled row (a plain greedy row takes
+// several, sampleGreedyPlain), with the semantics of @ferrum/sampler so a seeded request draws the same token on
+// either path:
 //   raw log-sum-exp (for raw logprobs) → sparse adjustments (bans, logit bias, repetition penalty, then
 //   presence/frequency) → allowed-ids mask → greedy argmax (lowest id on ties), or
 //   temperature, min-p (w = exp((l - max) / T) >= minP), top-k (l >= the k-th largest logit, ties kept),
 //   top-p (keep a token iff the kept mass of strictly larger logits is < topP × kept mass), then an
 //   inverse-CDF draw in ascending id order with u = seededUniform(seed, step).
 // Thresholds are found by bitwise search over order-preserving 32-bit keys of the logits, so nothing is sorted.
+#include <algorithm>
 #include <climits>
 #include <cub/block/block_scan.cuh>
 
@@ -148,20 +150,28 @@ struct GreedyScan {
 
 // A greedy row with no adjustments or allowed list: the processed logits are the raw ones, so one pass
 // (16-byte loads where the row allows) gives the token, the lowest id of the maximum, and -log Σ exp(l - max),
-// its raw and processed logprob alike.
+// its raw and processed logprob alike. The pass is cut into gridDim.y slices, one block each, so a row's
+// 150k-entry read is not bound by one multiprocessor's bandwidth (one block took ~35 µs for a Qwen3 vocabulary
+// on the H100); each block leaves its (max, sum, argmax) in greedyPartials and the last block to finish, by
+// the row's ticket, merges them.
 __device__ __noinline__ void sampleGreedyPlain(const SamplingArgs& a, const float* row, int r, float* floatScratch,
                                   int* intScratch, float* sumScratch) {
   const int V = a.vocabSize;
+  const int splits = gridDim.y;
+  // Slices of whole float4s, so each starts 16-byte aligned when the row does.
+  const int per = ((V + splits - 1) / splits + 3) & ~3;
+  const int begin = min(V, static_cast<int>(blockIdx.y) * per), end = min(V, begin + per);
   GreedyScan scan;
-  const int vectors = reinterpret_cast<uintptr_t>(row) % 16 == 0 ? V / 4 : 0;
-  for (int i = threadIdx.x; i < vectors; i += kThreads) {
+  const bool aligned = reinterpret_cast<uintptr_t>(row) % 16 == 0;
+  const int vectorEnd = aligned ? begin + (end - begin) / 4 * 4 : begin;
+  for (int i = begin / 4 + threadIdx.x; i < vectorEnd / 4; i += kThreads) {
     const float4 v = reinterpret_cast<const float4*>(row)[i];
     scan.visit(v.x, 4 * i);
     scan.visit(v.y, 4 * i + 1);
     scan.visit(v.z, 4 * i + 2);
     scan.visit(v.w, 4 * i + 3);
   }
-  for (int i = 4 * vectors + threadIdx.x; i < V; i += kThreads) scan.visit(row[i], i);
+  for (int i = vectorEnd + threadIdx.x; i < end; i += kThreads) scan.visit(row[i], i);
   scan.mergeLanes();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (lane == 0) {
@@ -176,6 +186,29 @@ __device__ __noinline__ void sampleGreedyPlain(const SamplingArgs& a, const floa
   block.sum = sumScratch[lane];
   block.arg = intScratch[lane];
   block.mergeLanes();
+  if (splits > 1) {
+    float* mine = a.greedyPartials + (static_cast<size_t>(r) * kMaxGreedySplits + blockIdx.y) * 3;
+    unsigned ticket = 0;
+    if (lane == 0) {
+      mine[0] = block.max;
+      mine[1] = block.sum;
+      mine[2] = __int_as_float(block.arg);
+      __threadfence();  // the partial is visible before the ticket counts it
+      ticket = atomicAdd(a.greedyTickets + r, 1u);
+    }
+    if (__shfl_sync(0xffffffffu, ticket, 0) != static_cast<unsigned>(splits - 1)) return;
+    __threadfence();
+    // The last block: lane s takes slice s's partial (L2 reads: other blocks wrote them).
+    const float* all = a.greedyPartials + static_cast<size_t>(r) * kMaxGreedySplits * 3;
+    block = GreedyScan{};
+    if (lane < splits) {
+      block.max = __ldcg(all + 3 * lane);
+      block.sum = __ldcg(all + 3 * lane + 1);
+      block.arg = __float_as_int(__ldcg(all + 3 * lane + 2));
+    }
+    block.mergeLanes();
+    if (lane == 0) a.greedyTickets[r] = 0;
+  }
   if (lane == 0) {
     const bool any = block.max > -INFINITY;
     a.outTokens[r] = any ? block.arg : kNothingToSample;
@@ -198,7 +231,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   float* row = a.logits + static_cast<size_t>(r) * V;
   const int flags = a.rowInts[r * 4 + 3];
   if (flags & kSampleSkip) {
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && blockIdx.y == 0) {
       a.outTokens[r] = -1;
       a.outLogprobs[r] = NAN;
     }
@@ -208,6 +241,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   if ((flags & kSampleGreedy) && !(flags & kSampleAllowedOnly) && adjBegin == adjEnd) {
     return sampleGreedyPlain(a, row, r, floatScratch, intScratch, sumScratch);
   }
+  if (blockIdx.y != 0) return;  // the rest of the chain runs in one block a row
 
   // Raw log-sum-exp, before any adjustment.
   float localMax = -INFINITY;
@@ -336,7 +370,17 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
 
 void launchSampling(const SamplingArgs& args, cudaStream_t stream) {
   if (args.numRows == 0) return;
-  launchKernel("samplingKernel", samplingKernel, args.numRows, kThreads, 0, stream, args);
+  if (args.greedySplits < 1 || args.greedySplits > kMaxGreedySplits) {
+    throw NativeError("internal", "sampling: greedySplits " + std::to_string(args.greedySplits) + " out of range");
+  }
+  launchKernel("samplingKernel", samplingKernel, dim3(args.numRows, args.greedySplits), kThreads, 0, stream, args);
+}
+
+// About two blocks a multiprocessor in all: enough slices to spread a few rows' reads over the GPU, no more
+// blocks than fit at once when many rows are sampled.
+int greedySplitsFor(int rows, int numSms) {
+  if (rows <= 0) return 1;
+  return std::max(1, std::min(kMaxGreedySplits, 2 * numSms / rows));
 }
 
 }  // namespace ferrum
