@@ -50,21 +50,26 @@ struct Smem {
   static constexpr size_t kBytes = static_cast<size_t>(kRows + 4 * kKeys) * kStride * sizeof(bf16);
 };
 
-// Gathers kKeys K rows into k and the same entries' V rows into v (this kv head's D elements each) from their
-// slots; rows >= `valid` become zeros. Each thread copies the same 16-byte chunk of K and V of its keys, so a
-// slot is read and its offset computed once for both.
+// Gathers kKeys K rows into k and the same entries' V rows into v from their slots; rows >= `valid` become
+// zeros. kSrc and vSrc already point at this thread's 16-byte chunk of this kv head in slot 0: a thread copies
+// the same chunk of every key it handles, so per key only the slot's offset (one 32×32→64-bit multiply) is
+// computed, and the shared-memory offsets are constants of the unrolled loop.
 template <int D>
-__device__ __forceinline__ void gatherKv(bf16* k, bf16* v, const bf16* kPool, const bf16* vPool, const int* slots,
-                                         int valid, int kvDim, int headOffset) {
+__device__ __forceinline__ void gatherKv(bf16* k, bf16* v, const bf16* kSrc, const bf16* vSrc, const int* slots,
+                                         int valid, unsigned kvDim) {
   constexpr int kChunks = D / 8;
-  for (int i = threadIdx.x; i < kKeys * kChunks; i += kThreads) {
-    const int key = i / kChunks;
-    const int chunk = i % kChunks;
+  constexpr int kKeysPerPass = kThreads / kChunks;
+  static_assert(kThreads % kChunks == 0 && kKeys % kKeysPerPass == 0, "a pass covers whole keys");
+  const int key0 = threadIdx.x / kChunks;
+  const int to0 = key0 * Smem<D>::kStride + threadIdx.x % kChunks * 8;
+#pragma unroll
+  for (int j = 0; j < kKeys / kKeysPerPass; j++) {
+    const int key = key0 + j * kKeysPerPass;
     const bool ok = key < valid;
-    const size_t from = ok ? static_cast<size_t>(slots[key]) * kvDim + headOffset + chunk * 8 : 0;
-    const int to = key * Smem<D>::kStride + chunk * 8;
-    copyAsync16(k + to, kPool + from, ok ? 16 : 0);
-    copyAsync16(v + to, vPool + from, ok ? 16 : 0);
+    const size_t from = ok ? static_cast<size_t>(static_cast<unsigned>(slots[key])) * kvDim : 0;
+    const int to = to0 + j * kKeysPerPass * Smem<D>::kStride;
+    copyAsync16(k + to, kSrc + from, ok ? 16 : 0);
+    copyAsync16(v + to, vSrc + from, ok ? 16 : 0);
   }
 }
 
@@ -82,8 +87,11 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   const int firstRow = tile[0], numRows = tile[1], kvStart = tile[2], kvLenFirst = tile[3];
   const int head = blockIdx.y;
   const int kvHead = head / (a.numHeads / a.numKvHeads);
-  const int kvDim = a.numKvHeads * D;
-  const int headOffset = kvHead * D;
+  const unsigned kvDim = static_cast<unsigned>(a.numKvHeads) * D;
+  // This thread's chunk of this kv head in slot 0 (gatherKv).
+  const int chunkOffset = kvHead * D + threadIdx.x % (D / 8) * 8;
+  const bf16* kSrc = a.kCache + chunkOffset;
+  const bf16* vSrc = a.vCache + chunkOffset;
   const int kvEnd = kvLenFirst + numRows - 1;  // entries the tile's last row sees
   // This split's kv range, whole steps of kKeys; empty splits still write their neutral partial.
   const int splitLen = ((kvEnd + a.numSplits - 1) / a.numSplits + kKeys - 1) / kKeys * kKeys;
@@ -128,7 +136,7 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   auto gatherStep = [&](int from, int b) {
     bf16* k = kvBuffers + b * 2 * kKeys * kStride;
     const int valid = min(kKeys, end - from);
-    gatherKv<D>(k, k + kKeys * kStride, a.kCache, a.vCache, ring[b], valid, kvDim, headOffset);
+    gatherKv<D>(k, k + kKeys * kStride, kSrc, vSrc, ring[b], valid, kvDim);
     commitAsync();
   };
   if (begin < end) {
