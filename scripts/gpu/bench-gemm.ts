@@ -21,6 +21,9 @@ const SHAPES = [
   { name: 'down', n: 2560, k: 9728 },
 ];
 const ROWS = (process.env.FERRUM_GEMM_ROWS ?? '1,2,4,8,16,32,64').split(',').map(Number);
+if (!ROWS.every((m) => Number.isInteger(m) && m > 0)) {
+  throw new Error(`FERRUM_GEMM_ROWS must list positive integers, got "${process.env.FERRUM_GEMM_ROWS}"`);
+}
 const ITERATIONS = 20;
 
 /** bf16 bits of small random values (|v| < 2^-4), so products stay finite. */
