@@ -2,13 +2,16 @@
 // the median time of each path of native Gemm (untuned: the GEMV at M <= 8, else cuBLASLt's heuristic choice;
 // cuBLASLt; the tuned winner: for the GEMV, its fastest block size; gate|up also with SwiGLU fused), weights cold
 // in L2, as weight-stream rates against the copy ceiling.
-//   usage: tsx scripts/gpu/bench-gemm.ts <out.json>
-//   env: FERRUM_GEMM_ROWS, a comma-separated list of M (default 1,2,4,8,16,32,64)
+//   usage: tsx scripts/gpu/bench-gemm.ts <out.json> [rows: a comma-separated list of M, default 1,2,4,8,16,32,64]
 import { writeFileSync } from 'node:fs';
 import { measureDeviceCeilings } from '../../packages/runtime-cuda/src/index.js';
 import { loadNativeAddon, type NativeGemmPath } from '../../packages/runtime-cuda/src/native-addon.js';
 
-const [outFile] = process.argv.slice(2);
+const [outFile, rowsArg] = process.argv.slice(2);
+const ROWS = (rowsArg ?? '1,2,4,8,16,32,64').split(',').map(Number);
+if (!ROWS.every((m) => Number.isInteger(m) && m > 0)) {
+  throw new Error(`rows must list positive integers, got "${rowsArg}"`);
+}
 const load = loadNativeAddon();
 if (load.addon === null) throw new Error(`no CUDA addon: ${load.reason}`);
 const { addon } = load;
@@ -20,10 +23,6 @@ const SHAPES = [
   { name: 'gate|up', n: 19456, k: 2560 },
   { name: 'down', n: 2560, k: 9728 },
 ];
-const ROWS = (process.env.FERRUM_GEMM_ROWS ?? '1,2,4,8,16,32,64').split(',').map(Number);
-if (!ROWS.every((m) => Number.isInteger(m) && m > 0)) {
-  throw new Error(`FERRUM_GEMM_ROWS must list positive integers, got "${process.env.FERRUM_GEMM_ROWS}"`);
-}
 const ITERATIONS = 20;
 
 /** bf16 bits of small random values (|v| < 2^-4), so products stay finite. */

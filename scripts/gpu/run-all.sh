@@ -8,7 +8,7 @@
 #   parts: build test chaos serve sweep compare memcheck gemm bench speed trace (default: all but gemm, speed
 #   and trace)
 #   env: FERRUM_EMBED_STD (token embedding std of the random models), FERRUM_COMPARE_MODELS (compare's
-#   list), FERRUM_SWEEP_DEPTHS (layer counts the sweep cuts Qwen3-4B at)
+#   list), FERRUM_SWEEP_DEPTHS (layer counts the sweep cuts Qwen3-4B at), FERRUM_GEMM_ROWS (gemm's list of M)
 set -uo pipefail
 OUT=${OUT:-/tmp/ferrum-out}
 mkdir -p "$OUT"
@@ -89,7 +89,7 @@ if has trace; then
 fi
 if has gemm; then
   # Decode GEMM paths side by side (GEMV, cuBLASLt, tuned; gate|up also with SwiGLU fused) per layer product and M.
-  timeout 200 $tsx scripts/gpu/bench-gemm.ts "$OUT/gemm.json" > "$OUT/gemm.log" 2>&1
+  timeout 200 $tsx scripts/gpu/bench-gemm.ts "$OUT/gemm.json" ${FERRUM_GEMM_ROWS:-} > "$OUT/gemm.log" 2>&1
   stamp gemm; grep -E "^\||ceiling|Error" "$OUT/gemm.log" | head -100
 fi
 if has bench; then
