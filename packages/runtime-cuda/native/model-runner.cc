@@ -36,6 +36,7 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   // measure what it brings or to rule it out.
   const char* pdl = std::getenv("FERRUM_CUDA_PDL");
   setProgrammaticLaunch(major >= 9 && (pdl == nullptr || std::string(pdl) != "0"));
+  prefillWgmma_ = prefillWgmmaAvailable(config_.device);
   FERRUM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   FERRUM_CUDA(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming | cudaEventBlockingSync));
   for (StagedStep& step : staged_) {

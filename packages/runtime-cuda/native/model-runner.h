@@ -134,6 +134,7 @@ class ModelRunner {
   cudaStream_t stream_ = nullptr;
   cudaEvent_t done_ = nullptr;  // KV transfers
   int numSms_ = 0;
+  bool prefillWgmma_ = false;  // prefillWgmmaAvailable on this device
   uint64_t numSlots_ = 0, numHostSlots_ = 0;
   StepCapacity capacity_;
   /**

@@ -134,6 +134,8 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
       prefill.numKvHeads = s.numKvHeads;
       prefill.headDim = s.headDim;
       prefill.scale = attn.scale;
+      prefill.wgmma = prefillWgmma_;
+      prefill.numSms = numSms_;
       launchPrefillAttention(prefill, stream_);
     }
 

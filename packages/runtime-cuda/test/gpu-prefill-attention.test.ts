@@ -1,8 +1,11 @@
-// The tensor-core prefill kernel against the decode-row attention kernel (itself checked against
+// The tensor-core prefill kernels against the decode-row attention kernel (itself checked against
 // transformers by the golden tests): a dummy-weight Qwen3-shaped model with real head dims (64, 128) sees the
 // same tokens prefilled in one step (prefill tiles, several per sequence), one token per step (decode rows
-// only), and in mixed steps where a prefill chunk over a cached prefix shares the batch with decode rows.
-// The prefill kernel carries P as a bf16 hi + lo pair, so the two attention kernels agree to f32 rounding;
+// only), and in mixed steps where a prefill chunk over a cached prefix shares the batch with decode rows; a
+// chunk over a long cached prefix is cut into kv splits and merged by the combine kernel.
+// Both kernels run: the default (on an sm_90a build on Hopper, the wgmma kernel) and the mma.sync kernel
+// (FERRUM_CUDA_WGMMA=0, as on every other GPU).
+// The prefill kernels carry P as a bf16 hi + lo pair, so they agree with the decode kernel to f32 rounding;
 // what remains is the GEMMs' bf16 rounding at different row counts (GEMV for one row, cuBLASLt for many):
 // every position's logits must agree within the golden suite's cross-path tolerance.
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -18,17 +21,20 @@ import { cudaAvailability } from './support.js';
 const { available, reason } = await cudaAvailability();
 
 const PROMPT = 200; // four prefill tiles of 64 rows, the last one partial
+// A 64-token chunk over 1,100 cached entries: 4 heads leave the GPU short of blocks, so the kv list is split.
+const LONG_PREFIX = 1100;
+const LONG_CHUNK = 64;
 const TOLERANCE = 5e-3; // of the logit range, as the golden suite's cross-path checks
 
-function configFor(headDim: number): Record<string, unknown> {
+function configFor(headDim: number, heads: number, kvHeads: number): Record<string, unknown> {
   return {
     architectures: ['Qwen3ForCausalLM'],
     model_type: 'qwen3',
     hidden_size: 256,
     intermediate_size: 512,
     num_hidden_layers: 2,
-    num_attention_heads: 4,
-    num_key_value_heads: 2,
+    num_attention_heads: heads,
+    num_key_value_heads: kvHeads,
     head_dim: headDim,
     vocab_size: 512,
     max_position_embeddings: 4096,
@@ -42,71 +48,122 @@ function configFor(headDim: number): Record<string, unknown> {
 describe.skipIf(!available)(
   `cuda: prefill attention tiles match decode-row attention${available ? '' : ` (skipped: ${reason})`}`,
   () => {
-    describe.each([64, 128])('head dim %i', (headDim) => {
-      let executor: ModelExecutor;
-      let vocab = 0;
-      const prompt: number[] = [];
-      beforeAll(async () => {
-        const dir = mkdtempSync(path.join(os.tmpdir(), 'ferrum-prefill-'));
-        writeFileSync(path.join(dir, 'config.json'), JSON.stringify(configFor(headDim)));
-        const config = await loadModelConfig(dir);
-        vocab = config.vocabSize;
-        executor = await createCudaBackend().loadModel({
-          modelDir: dir,
-          config,
-          loadFormat: 'dummy',
-          seed: 3,
-          maxKvTokens: 4096,
-          maxBatchTokens: 512,
-          maxBatchSeqs: 8,
-          backendOptions: { maxSampleRows: 512, enforceEager: true },
+    // Groups of 2 query heads a kv head (the wgmma kernel serves two heads a block) and 1 (one head a block).
+    // The wgmma kernel's pipeline depth follows the grid: 4 heads leave it under one block a multiprocessor (4
+    // stages), 96 heads over (2 stages, two blocks a multiprocessor) on GPUs of up to 192 multiprocessors.
+    describe.each([
+      { headDim: 64, heads: 4, kvHeads: 2, kernel: 'default' },
+      { headDim: 128, heads: 4, kvHeads: 2, kernel: 'default' },
+      { headDim: 64, heads: 4, kvHeads: 4, kernel: 'default' },
+      { headDim: 128, heads: 4, kvHeads: 4, kernel: 'default' },
+      { headDim: 128, heads: 96, kvHeads: 8, kernel: 'default' },
+      { headDim: 64, heads: 4, kvHeads: 2, kernel: 'mma.sync' },
+      { headDim: 128, heads: 4, kvHeads: 2, kernel: 'mma.sync' },
+    ])(
+      'head dim $headDim, $heads heads, $kvHeads kv heads, $kernel kernel',
+      ({ headDim, heads, kvHeads, kernel }) => {
+        let executor: ModelExecutor;
+        let vocab = 0;
+        const prompt: number[] = [];
+        beforeAll(async () => {
+          const dir = mkdtempSync(path.join(os.tmpdir(), 'ferrum-prefill-'));
+          writeFileSync(path.join(dir, 'config.json'), JSON.stringify(configFor(headDim, heads, kvHeads)));
+          const config = await loadModelConfig(dir);
+          vocab = config.vocabSize;
+          // The runner reads the switch when the model loads.
+          const saved = process.env.FERRUM_CUDA_WGMMA;
+          if (kernel === 'mma.sync') process.env.FERRUM_CUDA_WGMMA = '0';
+          executor = await createCudaBackend()
+            .loadModel({
+              modelDir: dir,
+              config,
+              loadFormat: 'dummy',
+              seed: 3,
+              maxKvTokens: 4096,
+              maxBatchTokens: 512,
+              maxBatchSeqs: 8,
+              backendOptions: { maxSampleRows: 512, enforceEager: true },
+            })
+            .finally(() => {
+              if (saved === undefined) delete process.env.FERRUM_CUDA_WGMMA;
+              else process.env.FERRUM_CUDA_WGMMA = saved;
+            });
+          let state = 99;
+          for (let i = 0; i < LONG_PREFIX + LONG_CHUNK; i++) {
+            state = (state * 1103515245 + 12345) % 2 ** 31;
+            prompt.push(state % vocab);
+          }
         });
-        let state = 99;
-        for (let i = 0; i < PROMPT; i++) {
-          state = (state * 1103515245 + 12345) % 2 ** 31;
-          prompt.push(state % vocab);
-        }
-      });
-      afterAll(async () => {
-        await executor?.dispose();
-      });
+        afterAll(async () => {
+          await executor?.dispose();
+        });
 
-      const logitsOf = async (steps: SeqStep[]) => {
-        const result = await executor.forward(buildBatch(steps));
-        if (!result.logits) throw new Error('no logits returned');
-        return result.logits;
-      };
+        const logitsOf = async (steps: SeqStep[]) => {
+          const result = await executor.forward(buildBatch(steps));
+          if (!result.logits) throw new Error('no logits returned');
+          return result.logits;
+        };
 
-      it('one prefill step equals token-by-token decode at every position, and mixed steps agree', async () => {
-        const whole = await logitsOf([{ tokens: prompt, kvSlots: range(0, PROMPT), sample: 'all' }]);
-        expect(whole.length).toBe(PROMPT * vocab);
+        it('one prefill step equals token-by-token decode at every position, and mixed steps agree', async () => {
+          const whole = await logitsOf([
+            { tokens: prompt.slice(0, PROMPT), kvSlots: range(0, PROMPT), sample: 'all' },
+          ]);
+          expect(whole.length).toBe(PROMPT * vocab);
 
-        // Token by token at slots 1000.., decode rows only.
-        const stepwise = new Float32Array(PROMPT * vocab);
-        for (let i = 0; i < PROMPT; i++) {
-          const row = await logitsOf([{ tokens: [prompt[i]], kvSlots: range(1000, i + 1), sample: 'all' }]);
-          stepwise.set(row, i * vocab);
-        }
-        const range0 = valueRange(stepwise);
-        expect(range0).toBeGreaterThan(0);
-        expect(maxAbsDiff(whole, stepwise) / range0).toBeLessThanOrEqual(TOLERANCE);
+          // Token by token at slots 1000.., decode rows only.
+          const stepwise = new Float32Array(PROMPT * vocab);
+          for (let i = 0; i < PROMPT; i++) {
+            const row = await logitsOf([{ tokens: [prompt[i]], kvSlots: range(1000, i + 1), sample: 'all' }]);
+            stepwise.set(row, i * vocab);
+          }
+          const range0 = valueRange(stepwise);
+          expect(range0).toBeGreaterThan(0);
+          expect(maxAbsDiff(whole, stepwise) / range0).toBeLessThanOrEqual(TOLERANCE);
 
-        // Mixed: sequence A (slots 2000..) prefills its first 120 tokens, then its last 80 as a chunk over
-        // that cached prefix in the same step as sequence B's decode row (B reuses slots 1000.., which hold
-        // the whole prompt's K/V now, and re-decodes the last position).
-        await executor.forward(
-          buildBatch([{ tokens: prompt.slice(0, 120), kvSlots: range(2000, 120), sample: 'none' }]),
-        );
-        const mixed = await logitsOf([
-          { tokens: [prompt[PROMPT - 1]], kvSlots: range(1000, PROMPT), sample: 'all' },
-          { tokens: prompt.slice(120), kvSlots: range(2000, PROMPT), sample: 'all' },
-        ]);
-        const decodeRow = mixed.subarray(0, vocab);
-        const chunkRows = mixed.subarray(vocab);
-        const lastStepwise = stepwise.subarray((PROMPT - 1) * vocab);
-        expect(maxAbsDiff(decodeRow, lastStepwise) / range0).toBeLessThanOrEqual(TOLERANCE);
-        expect(maxAbsDiff(chunkRows, stepwise.subarray(120 * vocab)) / range0).toBeLessThanOrEqual(TOLERANCE);
-      });
-    });
+          // Mixed: sequence A (slots 2000..) prefills its first 120 tokens, then its last 80 as a chunk over
+          // that cached prefix in the same step as sequence B's decode row (B reuses slots 1000.., which hold
+          // the whole prompt's K/V now, and re-decodes the last position).
+          await executor.forward(
+            buildBatch([{ tokens: prompt.slice(0, 120), kvSlots: range(2000, 120), sample: 'none' }]),
+          );
+          const mixed = await logitsOf([
+            { tokens: [prompt[PROMPT - 1]], kvSlots: range(1000, PROMPT), sample: 'all' },
+            { tokens: prompt.slice(120, PROMPT), kvSlots: range(2000, PROMPT), sample: 'all' },
+          ]);
+          const decodeRow = mixed.subarray(0, vocab);
+          const chunkRows = mixed.subarray(vocab);
+          const lastStepwise = stepwise.subarray((PROMPT - 1) * vocab);
+          expect(maxAbsDiff(decodeRow, lastStepwise) / range0).toBeLessThanOrEqual(TOLERANCE);
+          expect(maxAbsDiff(chunkRows, stepwise.subarray(120 * vocab)) / range0).toBeLessThanOrEqual(
+            TOLERANCE,
+          );
+        });
+
+        it('a chunk over a long cached prefix (kv splits) equals decode rows at its positions', async () => {
+          const end = LONG_PREFIX + LONG_CHUNK;
+          // The prefix in steps of at most maxBatchTokens (512), themselves chunks over a cached prefix.
+          for (let from = 0; from < LONG_PREFIX; from += 512) {
+            const to = Math.min(LONG_PREFIX, from + 512);
+            await executor.forward(
+              buildBatch([{ tokens: prompt.slice(from, to), kvSlots: range(2500, to), sample: 'none' }]),
+            );
+          }
+          const chunk = await logitsOf([
+            { tokens: prompt.slice(LONG_PREFIX, end), kvSlots: range(2500, end), sample: 'all' },
+          ]);
+          const decoded = new Float32Array(LONG_CHUNK * vocab);
+          for (let i = 0; i < LONG_CHUNK; i++) {
+            const position = LONG_PREFIX + i;
+            const row = await logitsOf([
+              { tokens: [prompt[position]], kvSlots: range(2500, position + 1), sample: 'all' },
+            ]);
+            decoded.set(row, i * vocab);
+          }
+          const span = valueRange(decoded);
+          expect(span).toBeGreaterThan(0);
+          expect(maxAbsDiff(chunk, decoded) / span).toBeLessThanOrEqual(TOLERANCE);
+        });
+      },
+    );
   },
 );

@@ -16,10 +16,13 @@
 // into numSplits kv ranges, one block each; the splits write unnormalized partials that
 // prefillCombineKernel merges.
 // Numerics: f32 scores, softmax and accumulation; P carried as a bf16 hi + lo pair (above).
+// On Hopper builds (sm_90a) head dims 64 and 128 run attention-prefill-wgmma.cu's kernel instead, with the same
+// tiles, splits and numerics (attention-prefill-tile.cuh); the combine kernel here serves both.
 #include <cfloat>
 #include <cstdint>
 
 #include "../cuda-check.h"
+#include "attention-prefill-tile.cuh"
 #include "attention-prefill.h"
 #include "device-math.cuh"
 #include "launch.cuh"
@@ -28,20 +31,9 @@
 namespace ferrum {
 namespace {
 
-constexpr int kRows = 64;   // query rows per tile (16 per warp)
-constexpr int kKeys = 64;   // kv entries per step
-constexpr int kWarps = 4;
-constexpr int kThreads = kWarps * 32;
-constexpr float kLog2e = 1.4426950408889634f;
-
-// Two floats as a bf16 pair (first in the low half), and the pair of their rounding remainders.
-__device__ __forceinline__ void splitBf16(float x, float y, uint32_t& hi, uint32_t& lo) {
-  const __nv_bfloat162 h = __floats2bfloat162_rn(x, y);
-  const float2 back = __bfloat1622float2(h);
-  const __nv_bfloat162 l = __floats2bfloat162_rn(x - back.x, y - back.y);
-  hi = *reinterpret_cast<const uint32_t*>(&h);
-  lo = *reinterpret_cast<const uint32_t*>(&l);
-}
+using prefill::kKeys;
+using prefill::kRows;
+using prefill::kThreads;
 
 template <int D>
 struct Smem {
@@ -83,8 +75,7 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   bf16* kvBuffers = qs + kRows * kStride;  // buffer b: K at b × 2 × kKeys rows, V kKeys rows after it
   beginDependentWork();
 
-  const int* tile = a.tiles + 4 * blockIdx.x;
-  const int firstRow = tile[0], numRows = tile[1], kvStart = tile[2], kvLenFirst = tile[3];
+  const prefill::TileWork w = prefill::tileWork(a, blockIdx.x);
   const int head = blockIdx.y;
   const int kvHead = head / (a.numHeads / a.numKvHeads);
   const unsigned kvDim = static_cast<unsigned>(a.numKvHeads) * D;
@@ -92,37 +83,32 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   const int chunkOffset = kvHead * D + threadIdx.x % (D / 8) * 8;
   const bf16* kSrc = a.kCache + chunkOffset;
   const bf16* vSrc = a.vCache + chunkOffset;
-  const int kvEnd = kvLenFirst + numRows - 1;  // entries the tile's last row sees
-  // This split's kv range, whole steps of kKeys; empty splits still write their neutral partial.
-  const int splitLen = ((kvEnd + a.numSplits - 1) / a.numSplits + kKeys - 1) / kKeys * kKeys;
-  const int begin = blockIdx.z * splitLen;
-  const int end = min(kvEnd, begin + splitLen);
-  const int* slots = a.kvIndices + kvStart;
+  const int begin = w.begin, end = w.end;
+  const int* slots = w.slots;
   const int warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
   const int g = lane >> 2;  // accumulator row within the warp's 16 (and g + 8)
-  const int c = lane & 3;   // accumulator column pair
 
   for (int i = threadIdx.x; i < kRows * (D / 8); i += kThreads) {
     const int r = i / (D / 8);
     const int chunk = i % (D / 8);
-    const bool ok = r < numRows;
-    const bf16* src = a.q + (ok ? static_cast<size_t>(firstRow + r) * a.qRowStride + head * D + chunk * 8 : 0);
+    const bool ok = r < w.numRows;
+    const bf16* src = a.q + (ok ? static_cast<size_t>(w.firstRow + r) * a.qRowStride + head * D + chunk * 8 : 0);
     copyAsync16(qs + r * kStride + chunk * 8, src, ok ? 16 : 0);
   }
   commitAsync();
 
   const int row0 = warp * 16 + g;  // this thread's two rows in the tile: row0 and row0 + 8
-  const int limit0 = kvLenFirst + row0;
+  const int limit0 = w.kvLenFirst + row0;
   const int limit1 = limit0 + 8;
-  const int warpLimit = kvLenFirst + min(warp * 16 + 15, numRows - 1);  // the most any row of this warp sees
-  const float scaleLog2 = a.scale * kLog2e;
+  const int warpLimit = w.kvLenFirst + min(warp * 16 + 15, w.numRows - 1);  // the most any row of this warp sees
+  const float scaleLog2 = a.scale * prefill::kLog2e;
 
   uint32_t qa[kSteps][4];
   float o[kDimTiles][4];
 #pragma unroll
   for (int t = 0; t < kDimTiles; t++) o[t][0] = o[t][1] = o[t][2] = o[t][3] = 0.f;
-  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+  prefill::RowStats st;
 
   // Slot indices of the steps whose gathers are next: step i's in ring[i & 1], like its K/V buffer.
   __shared__ int ring[2][kKeys];
@@ -164,10 +150,10 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
     __syncthreads();
     const bf16* ks = kvBuffers + buf * 2 * kKeys * kStride;
     const bf16* vs = ks + kKeys * kStride;
-    const bool active = base < warpLimit && warp * 16 < numRows;  // uniform across the warp
-    float p[kKeys / 8][4];
+    const bool active = base < warpLimit && warp * 16 < w.numRows;  // uniform across the warp
     if (active) {
       // S = Q·Kᵀ for 64 keys: 8 n-tiles of 8 keys, two per ldmatrix.x4.
+      float p[kKeys / 8][4];
 #pragma unroll
       for (int n = 0; n < kKeys / 8; n++) p[n][0] = p[n][1] = p[n][2] = p[n][3] = 0.f;
 #pragma unroll
@@ -181,73 +167,13 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
           mma16816(p[n + 1], qa[s], b[2], b[3]);
         }
       }
-      // Mask (causality and the tile's end) where some key of the step is past some row's limit (the step
-      // reaches the warp's first row's limit), then the online softmax update of both rows. Scores stay
-      // unscaled until the exponent: the scale is positive, so the max commutes with it.
-      if (base + kKeys > kvLenFirst + warp * 16) {
-#pragma unroll
-        for (int n = 0; n < kKeys / 8; n++) {
-#pragma unroll
-          for (int e = 0; e < 2; e++) {
-            const int key = base + n * 8 + 2 * c + e;
-            if (key >= limit0) p[n][e] = -INFINITY;
-            if (key >= limit1) p[n][2 + e] = -INFINITY;
-          }
-        }
-      }
-      float tileMax0 = -INFINITY, tileMax1 = -INFINITY;
-#pragma unroll
-      for (int n = 0; n < kKeys / 8; n++) {
-        tileMax0 = fmaxf(tileMax0, fmaxf(p[n][0], p[n][1]));
-        tileMax1 = fmaxf(tileMax1, fmaxf(p[n][2], p[n][3]));
-      }
-      tileMax0 *= scaleLog2;
-      tileMax1 *= scaleLog2;
-#pragma unroll
-      for (int offset = 1; offset < 4; offset <<= 1) {
-        tileMax0 = fmaxf(tileMax0, __shfl_xor_sync(0xffffffffu, tileMax0, offset));
-        tileMax1 = fmaxf(tileMax1, __shfl_xor_sync(0xffffffffu, tileMax1, offset));
-      }
-      const float new0 = fmaxf(m0, tileMax0), new1 = fmaxf(m1, tileMax1);
-      // A row with nothing visible yet keeps exponent base 0 so exp2(-inf - 0) = 0 rather than NaN.
-      const float base0 = new0 == -INFINITY ? 0.f : new0, base1 = new1 == -INFINITY ? 0.f : new1;
-      const float alpha0 = exp2f(m0 - base0), alpha1 = exp2f(m1 - base1);
-      float sum0 = 0.f, sum1 = 0.f;
-#pragma unroll
-      for (int n = 0; n < kKeys / 8; n++) {
-        p[n][0] = exp2f(fmaf(p[n][0], scaleLog2, -base0));
-        p[n][1] = exp2f(fmaf(p[n][1], scaleLog2, -base0));
-        p[n][2] = exp2f(fmaf(p[n][2], scaleLog2, -base1));
-        p[n][3] = exp2f(fmaf(p[n][3], scaleLog2, -base1));
-        sum0 += p[n][0] + p[n][1];
-        sum1 += p[n][2] + p[n][3];
-      }
-#pragma unroll
-      for (int offset = 1; offset < 4; offset <<= 1) {
-        sum0 += __shfl_xor_sync(0xffffffffu, sum0, offset);
-        sum1 += __shfl_xor_sync(0xffffffffu, sum1, offset);
-      }
-      l0 = l0 * alpha0 + sum0;
-      l1 = l1 * alpha1 + sum1;
-      m0 = new0;
-      m1 = new1;
-#pragma unroll
-      for (int t = 0; t < kDimTiles; t++) {
-        o[t][0] *= alpha0;
-        o[t][1] *= alpha0;
-        o[t][2] *= alpha1;
-        o[t][3] *= alpha1;
-      }
-    }
-    if (active) {
+      // Masking is needed where the step reaches the warp's first row's limit.
+      prefill::softmaxStep(p, o, st, base, limit0, limit1, base + kKeys > w.kvLenFirst + warp * 16, scaleLog2);
       // O += P·V: k-step j covers keys 16j..16j+15, i.e. S n-tiles 2j and 2j+1.
 #pragma unroll
       for (int j = 0; j < kKeys / 16; j++) {
         uint32_t pa[4], pl[4];
-        splitBf16(p[2 * j][0], p[2 * j][1], pa[0], pl[0]);
-        splitBf16(p[2 * j][2], p[2 * j][3], pa[1], pl[1]);
-        splitBf16(p[2 * j + 1][0], p[2 * j + 1][1], pa[2], pl[2]);
-        splitBf16(p[2 * j + 1][2], p[2 * j + 1][3], pa[3], pl[3]);
+        prefill::packP(p, j, pa, pl);
         const int key = j * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
 #pragma unroll
         for (int t = 0; t < kDimTiles; t += 2) {  // D is a multiple of 16: n-tiles come in pairs
@@ -264,41 +190,7 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
     if (threadIdx.x < kKeys) ring[buf][threadIdx.x] = ahead;
     __syncthreads();  // the next iteration's gather overwrites the other buffer, which this one read last
   }
-
-  if (a.numSplits > 1) {
-    // Unnormalized partial of each row: O, then m (log2 units) and l.
-#pragma unroll
-    for (int half = 0; half < 2; half++) {
-      const int r = row0 + 8 * half;
-      if (r >= numRows) continue;
-      float* part = a.partial + ((static_cast<size_t>(firstRow + r) * a.numHeads + head) * a.numSplits + blockIdx.z) *
-                                    (D + 2);
-#pragma unroll
-      for (int t = 0; t < kDimTiles; t++) {
-        part[t * 8 + 2 * c] = o[t][2 * half];
-        part[t * 8 + 2 * c + 1] = o[t][2 * half + 1];
-      }
-      if (c == 0) {
-        part[D] = half == 0 ? m0 : m1;
-        part[D + 1] = half == 0 ? l0 : l1;
-      }
-    }
-    return;
-  }
-  const float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;
-  const size_t outStride = static_cast<size_t>(a.numHeads) * D;
-#pragma unroll
-  for (int t = 0; t < kDimTiles; t++) {
-    const int d = head * D + t * 8 + 2 * c;
-    if (row0 < numRows) {
-      *reinterpret_cast<__nv_bfloat162*>(a.out + (firstRow + row0) * outStride + d) =
-          __floats2bfloat162_rn(o[t][0] * inv0, o[t][1] * inv0);
-    }
-    if (row0 + 8 < numRows) {
-      *reinterpret_cast<__nv_bfloat162*>(a.out + (firstRow + row0 + 8) * outStride + d) =
-          __floats2bfloat162_rn(o[t][2] * inv1, o[t][3] * inv1);
-    }
-  }
+  prefill::storeRows<D>(a, w, head, row0, o, st);
 }
 
 // Merges the splits of one (row, head): out = Σ O_s 2^(m_s - M) / Σ l_s 2^(m_s - M). One block of
@@ -333,13 +225,17 @@ __global__ void prefillCombineKernel(PrefillAttentionArgs a) {
 template <int D>
 void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
   constexpr size_t bytes = Smem<D>::kBytes;
-  if constexpr (bytes > 48 * 1024) {
-    static const cudaError_t optIn =
-        cudaFuncSetAttribute(prefillAttentionKernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    checkCuda(optIn, "prefillAttentionKernel shared memory");
+  if (a.wgmma && prefillWgmmaSupportsHeadDim(D)) {
+    launchPrefillAttentionWgmma(a, stream);
+  } else {
+    if constexpr (bytes > 48 * 1024) {
+      static const cudaError_t optIn =
+          cudaFuncSetAttribute(prefillAttentionKernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+      checkCuda(optIn, "prefillAttentionKernel shared memory");
+    }
+    launchKernel("prefillAttentionKernel", prefillAttentionKernel<D>, dim3(a.numTiles, a.numHeads, a.numSplits),
+                 kThreads, bytes, stream, a);
   }
-  launchKernel("prefillAttentionKernel", prefillAttentionKernel<D>, dim3(a.numTiles, a.numHeads, a.numSplits),
-               kThreads, bytes, stream, a);
   if (a.numSplits > 1) {
     launchKernel("prefillCombineKernel", prefillCombineKernel, dim3(a.numTiles * kRows, a.numHeads), D < 32 ? 32 : D,
                  0, stream, a);

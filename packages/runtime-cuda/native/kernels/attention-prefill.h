@@ -26,6 +26,8 @@ struct PrefillAttentionArgs {
   int numHeads, numKvHeads, headDim;
   int numSplits;            // kv ranges per tile (each tile's list cut into equal whole steps of 64)
   float scale;
+  bool wgmma;               // the Hopper kernel (prefillWgmmaAvailable) for head dims it supports
+  int numSms;               // multiprocessors of the device (the Hopper kernel sizes its pipeline by the grid)
 };
 
 /**
@@ -45,5 +47,15 @@ inline int choosePrefillSplits(int numTiles, int numHeads, int maxKvLen, int num
 /** Head dims the prefill kernel is instantiated for; others run every row through launchAttention. */
 bool prefillAttentionSupportsHeadDim(int headDim);
 void launchPrefillAttention(const PrefillAttentionArgs& args, cudaStream_t stream);
+
+/**
+ * Whether `device` runs the wgmma prefill kernel (attention-prefill-wgmma.cu): compute capability 9.x, this
+ * build's architectures include sm_90a, and FERRUM_CUDA_WGMMA is not "0" (which keeps the mma.sync kernel, to
+ * compare the two or to rule the new one out).
+ */
+bool prefillWgmmaAvailable(int device);
+bool prefillWgmmaSupportsHeadDim(int headDim);
+/** The attention kernel of launchPrefillAttention on wgmma, without the split combine; headDim 64 or 128. */
+void launchPrefillAttentionWgmma(const PrefillAttentionArgs& args, cudaStream_t stream);
 
 }  // namespace ferrum

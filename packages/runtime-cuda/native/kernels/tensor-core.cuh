@@ -10,9 +10,12 @@ __device__ __forceinline__ uint32_t sharedAddress(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// 16 bytes global -> shared; `bytes` 0 writes zeros instead of reading.
+// 16 bytes global -> shared (at a shared-memory address); `bytes` 0 writes zeros instead of reading.
+__device__ __forceinline__ void copyAsync16(uint32_t dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+}
 __device__ __forceinline__ void copyAsync16(void* dst, const void* src, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sharedAddress(dst)), "l"(src), "r"(bytes));
+  copyAsync16(sharedAddress(dst), src, bytes);
 }
 __device__ __forceinline__ void commitAsync() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
