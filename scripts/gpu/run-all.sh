@@ -36,6 +36,8 @@ fi
 if has test; then
   timeout 240 npx vitest run packages/runtime-cuda > "$OUT/vitest.log" 2>&1
   stamp test; grep -E "Test Files|Tests|FAIL|✗|×" "$OUT/vitest.log" | head -40
+  # A failure's message on stdout too: $OUT's files do not always come back from the device.
+  grep -A40 "Failed Tests" "$OUT/vitest.log" | head -60
 fi
 if has chaos; then
   timeout 240 npx vitest run packages/engine/test/gpu-chaos.test.ts > "$OUT/chaos.log" 2>&1
