@@ -86,64 +86,47 @@ __device__ __forceinline__ void holdRegisters(uint32_t (&r)[R][C]) {
   }
 }
 
+// A wgmma's accumulator operands: n-tile t's four registers (rows g and g + 8, columns 2c and 2c + 1), and the
+// 8 or 16 n-tiles of an m64n64 or m64n128 result, in the instruction's register order.
+#define FERRUM_WGMMA_TILE(d, t) "+f"(d[t][0]), "+f"(d[t][1]), "+f"(d[t][2]), "+f"(d[t][3])
+#define FERRUM_WGMMA_N64(d)                                                                                      \
+  FERRUM_WGMMA_TILE(d, 0), FERRUM_WGMMA_TILE(d, 1), FERRUM_WGMMA_TILE(d, 2), FERRUM_WGMMA_TILE(d, 3),            \
+      FERRUM_WGMMA_TILE(d, 4), FERRUM_WGMMA_TILE(d, 5), FERRUM_WGMMA_TILE(d, 6), FERRUM_WGMMA_TILE(d, 7)
+#define FERRUM_WGMMA_N128(d)                                                                                     \
+  FERRUM_WGMMA_N64(d), FERRUM_WGMMA_TILE(d, 8), FERRUM_WGMMA_TILE(d, 9), FERRUM_WGMMA_TILE(d, 10),              \
+      FERRUM_WGMMA_TILE(d, 11), FERRUM_WGMMA_TILE(d, 12), FERRUM_WGMMA_TILE(d, 13), FERRUM_WGMMA_TILE(d, 14),    \
+      FERRUM_WGMMA_TILE(d, 15)
+
 // d (64×64 of the warpgroup, f32) = A·B, or += A·B with `accumulate`: A 64×16 and B 16×64, both K-major in shared
 // memory (Q and K: dims contiguous).
 __device__ __forceinline__ void wgmmaScores(float (&d)[8][4], uint64_t a, uint64_t b, bool accumulate) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-        "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+      : FERRUM_WGMMA_N64(d)
       : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)));
 }
 
-// d (64×64, f32) += A·B: A 64×16 bf16 in registers (mma.sync m16n8k16 A fragments, a warp's 16 rows each), B
-// 16×64 MN-major in shared memory (V: dims contiguous).
+// d (64×N, f32) += A·B: A 64×16 bf16 in registers (mma.sync m16n8k16 A fragments, a warp's 16 rows each), B 16×N
+// MN-major in shared memory (V: dims contiguous); N = 64 or 128, the head dim.
 __device__ __forceinline__ void wgmmaValues(float (&d)[8][4], const uint32_t (&a)[4], uint64_t b) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-        "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+      : FERRUM_WGMMA_N64(d)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
 }
-
-// d (64×128, f32) += A·B: A 64×16 bf16 in registers (mma.sync m16n8k16 A fragments, a warp's 16 rows each), B
-// 16×128 MN-major in shared memory (V: dims contiguous).
 __device__ __forceinline__ void wgmmaValues(float (&d)[16][4], const uint32_t (&a)[4], uint64_t b) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-        "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
-        "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
-        "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
-        "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),
-        "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
-        "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
-        "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
-        "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
-        "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+      : FERRUM_WGMMA_N128(d)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
 }
+
+#undef FERRUM_WGMMA_N128
+#undef FERRUM_WGMMA_N64
+#undef FERRUM_WGMMA_TILE
 
 // kRows rows (Q) or keys (K, V) of D dims into a swizzled tile at `tile`, one 16-byte chunk a copy, by kBy
 // threads (`thread` is this one's index among them): row i from src + offsetOf(i), rows >= `valid` zero-filled.
