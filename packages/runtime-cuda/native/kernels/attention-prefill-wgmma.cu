@@ -1,6 +1,6 @@
 // Prefill attention on Hopper's warpgroup MMA (wgmma, sm_90a): the tiles, splits, softmax and output of the
-// mma.sync kernel (attention-prefill.cu, attention-prefill-tile.cuh), with each step's two products issued by the
-// block's one warpgroup as a handful of asynchronous instructions:
+// mma.sync kernel (attention-prefill.cu, attention-prefill-tile.cuh), with each step's two products issued by each
+// of the block's warpgroups (one a head) as a handful of asynchronous instructions:
 //   - S = Q·Kᵀ: D/16 wgmma m64n64k16 reading Q and K straight from shared memory (no ldmatrix, no Q fragments
 //     held in registers);
 //   - O += P·V: P from registers (the same bf16 hi + lo pair, so the numerics are the mma.sync kernel's) and V
@@ -9,8 +9,9 @@
 // with two blocks a multiprocessor it stalled on their dependencies (ldmatrix → mma chains) at ~0.3 instructions
 // a cycle per scheduler; most of that stream goes away here.
 // A block serves the same tile for two query heads of one kv head where the group allows (one warpgroup each):
-// K and V are gathered into shared memory once for both, which halves the traffic from L2 that bounded the
-// one-head block (each head's block pulled its kv head's whole range). Blocks are ordered longest tile first
+// K and V are gathered into shared memory once for both, which halves the traffic from L2 (a one-head block pulls
+// its kv head's whole range for one head; on the H100 two heads a block took a 2,048-token prefill's attention
+// from 850 to 510 µs for 4 layers). Blocks are ordered longest tile first
 // (a sequence's later tiles see more of the causal range), so the longest ones do not start last.
 // K and V are gathered with cp.async kStages - 1 steps ahead: 1 (double buffering) where the grid keeps two blocks
 // on a multiprocessor, 3 where it leaves one (a short chunk over a long prefix: a few steps a block, each waiting on
