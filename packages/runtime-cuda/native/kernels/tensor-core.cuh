@@ -1,5 +1,5 @@
-// Tensor-core building blocks of the mma.sync prefill attention kernel: cp.async global -> shared copies,
-// ldmatrix fragment loads and the m16n8k16 bf16 MMA (f32 accumulate).
+// Tensor-core building blocks of the prefill attention kernels: cp.async global -> shared copies (both kernels),
+// ldmatrix fragment loads and the m16n8k16 bf16 MMA (f32 accumulate) of the mma.sync kernel.
 #pragma once
 
 #include <cstdint>
