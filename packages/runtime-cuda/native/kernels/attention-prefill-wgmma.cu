@@ -70,20 +70,14 @@ __device__ __forceinline__ void fenceAsyncProxy() { asm volatile("fence.proxy.as
 
 // wgmma reads and writes these registers asynchronously: after its wait, each is passed through an empty asm so
 // the compiler neither reads an accumulator nor reuses an operand register before the wait.
-template <int R, int C>
-__device__ __forceinline__ void holdRegisters(float (&r)[R][C]) {
+__device__ __forceinline__ void holdRegister(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+__device__ __forceinline__ void holdRegister(uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
+template <typename T, int R, int C>
+__device__ __forceinline__ void holdRegisters(T (&r)[R][C]) {
 #pragma unroll
   for (int i = 0; i < R; i++) {
 #pragma unroll
-    for (int j = 0; j < C; j++) asm volatile("" : "+f"(r[i][j])::"memory");
-  }
-}
-template <int R, int C>
-__device__ __forceinline__ void holdRegisters(uint32_t (&r)[R][C]) {
-#pragma unroll
-  for (int i = 0; i < R; i++) {
-#pragma unroll
-    for (int j = 0; j < C; j++) asm volatile("" : "+r"(r[i][j])::"memory");
+    for (int j = 0; j < C; j++) holdRegister(r[i][j]);
   }
 }
 
