@@ -99,7 +99,8 @@ void ModelRunner::allocateWorkspaces() {
   output_ = DeviceBuffer(2 * rows * sizeof(int));
   greedyPartials_ = DeviceBuffer(rows * kMaxGreedySplits * 3 * sizeof(float));
   greedyTickets_ = DeviceBuffer(rows * sizeof(unsigned));
-  FERRUM_CUDA(cudaMemset(greedyTickets_.as(), 0, greedyTickets_.bytes()));
+  // On the runner's stream (non-blocking, so a legacy-stream memset would not be ordered before its kernels).
+  FERRUM_CUDA(cudaMemsetAsync(greedyTickets_.as(), 0, greedyTickets_.bytes(), stream_));
   hostLogits_ = PinnedBuffer(rows * s.vocabSize * sizeof(float), false);
   for (StagedStep& step : staged_) {
     step.output = PinnedBuffer(2 * rows * sizeof(int), false);
