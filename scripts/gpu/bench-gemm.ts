@@ -3,11 +3,12 @@
 // cuBLASLt; the tuned winner: for the GEMV, its fastest block size; gate|up also with SwiGLU fused), weights cold
 // in L2, as weight-stream rates against the copy ceiling.
 //   usage: tsx scripts/gpu/bench-gemm.ts <out.json> [rows: a comma-separated list of M, default 1,2,4,8,16,32,64]
+//          [paths: a comma-separated list of runGemm paths instead of the default ones]
 import { writeFileSync } from 'node:fs';
 import { measureDeviceCeilings } from '../../packages/runtime-cuda/src/index.js';
 import { loadNativeAddon, type NativeGemmPath } from '../../packages/runtime-cuda/src/native-addon.js';
 
-const [outFile, rowsArg] = process.argv.slice(2);
+const [outFile, rowsArg, pathsArg] = process.argv.slice(2);
 const ROWS = (rowsArg ?? '1,2,4,8,16,32,64').split(',').map(Number);
 if (!ROWS.every((m) => Number.isInteger(m) && m > 0)) {
   throw new Error(`rows must list positive integers, got "${rowsArg}"`);
@@ -44,9 +45,10 @@ for (const { name, n, k } of SHAPES) {
   const w = randomBf16(n * k, 7);
   for (const m of ROWS) {
     const x = randomBf16(m * k, 11 + m);
-    const paths: NativeGemmPath[] = m <= 8 ? ['auto', 'cublas', 'tuned'] : ['cublas', 'tuned'];
+    const defaults: NativeGemmPath[] = m <= 8 ? ['auto', 'cublas', 'tuned'] : ['cublas', 'tuned'];
     // The gated MLP's product as decode runs it: the GEMV with SwiGLU fused (cuBLASLt needs a SwiGLU kernel more).
-    if (name === 'gate|up' && m <= 8) paths.push('swiglu');
+    if (name === 'gate|up' && m <= 8) defaults.push('swiglu');
+    const paths = pathsArg === undefined ? defaults : (pathsArg.split(',') as NativeGemmPath[]);
     for (const path of paths) {
       const { medianSeconds } = addon.runGemm(path, x, w, m, n, k, false, ITERATIONS, 0);
       const rate = (n * k * 2) / medianSeconds;

@@ -31,5 +31,11 @@ __device__ __forceinline__ float blockSum(float v, float* scratch) {
 }
 
 __device__ __forceinline__ float roundBf16(float v) { return __bfloat162float(__float2bfloat16(v)); }
+// silu(gate) × up from the two f32 products, rounded as Hugging Face's act_fn(gate_proj(x)) * up_proj(x) in bf16:
+// each product and silu(gate) to bf16; the caller rounds the result.
+__device__ __forceinline__ float swiglu(float gateProduct, float upProduct) {
+  const float gate = roundBf16(gateProduct);
+  return roundBf16(gate / (1.f + __expf(-gate))) * roundBf16(upProduct);
+}
 
 }  // namespace ferrum

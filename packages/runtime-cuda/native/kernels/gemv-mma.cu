@@ -122,10 +122,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     if (col >= n || row >= m) continue;
     float value = sum(fragment, from);
     if constexpr (kGlu) {
-      // Each product rounded to bf16 first, as the separate GEMM + SwiGLU would.
-      const float gate = roundBf16(value);
-      const float up = roundBf16(sum(fragment + kTiles * 2, from));
-      value = roundBf16(gate / (1.f + __expf(-gate))) * up;
+      value = swiglu(value, sum(fragment + kTiles * 2, from));
     }
     if constexpr (std::is_same_v<Out, float>) {
       y[static_cast<size_t>(row) * n + col] = value;

@@ -104,9 +104,7 @@ __global__ void __launch_bounds__(kThreads, 4) gemvKernel(const bf16* x, const b
     const int r = j % kRows;
     float value = rowSum(m * kLoadRows + r);
     if constexpr (kGlu) {
-      const float gate = roundBf16(value);
-      const float up = roundBf16(rowSum(m * kLoadRows + kRows + r));
-      value = roundBf16(gate / (1.f + __expf(-gate))) * up;
+      value = swiglu(value, rowSum(m * kLoadRows + kRows + r));
     }
     const int col = n0 + r;
     if (lane == 0 && col < n) {

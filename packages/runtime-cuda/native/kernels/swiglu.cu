@@ -23,9 +23,7 @@ __global__ void swigluKernel(const bf16* gateUp, bf16* out, int inter) {
   bf16* o = reinterpret_cast<bf16*>(&result);
 #pragma unroll
   for (int e = 0; e < 8; e++) {
-    const float g = __bfloat162float(gate[e]);
-    const float silu = roundBf16(g / (1.f + __expf(-g)));
-    o[e] = __float2bfloat16(silu * __bfloat162float(up[e]));
+    o[e] = __float2bfloat16(swiglu(__bfloat162float(gate[e]), __bfloat162float(up[e])));
   }
   *reinterpret_cast<uint4*>(out + r * inter + j) = result;
 }
