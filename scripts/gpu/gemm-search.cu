@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #define CHECK(x)                                                              \
@@ -123,8 +124,8 @@ struct Timed {
   Config config;
 };
 
-/** The best of the heuristic's first `count` candidates. */
-Timed heuristicBest(Context& ctx, int count) {
+/** The heuristic's first `count` candidates that run, each timed, fastest first. */
+std::vector<std::pair<float, cublasLtMatmulAlgo_t>> timedCandidates(Context& ctx, int count) {
   cublasLtMatmulPreference_t preference;
   CHECK(cublasLtMatmulPreferenceCreate(&preference));
   const size_t workspace = kWorkspaceBytes;
@@ -135,12 +136,20 @@ Timed heuristicBest(Context& ctx, int count) {
   CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.handle, ctx.desc, ctx.a, ctx.b, ctx.c, ctx.c, preference, count,
                                        results.data(), &returned));
   cublasLtMatmulPreferenceDestroy(preference);
-  Timed best{-1.f, {}};
+  std::vector<std::pair<float, cublasLtMatmulAlgo_t>> timed;
   for (int i = 0; i < returned; i++) {
     const float ms = timeAlgo(ctx, results[i].algo);
-    if (ms > 0 && (best.ms < 0 || ms < best.ms)) best = {ms, readConfig(results[i].algo)};
+    if (ms > 0) timed.push_back({ms, results[i].algo});
   }
-  return best;
+  std::sort(timed.begin(), timed.end(), [](const auto& l, const auto& r) { return l.first < r.first; });
+  return timed;
+}
+
+/** The best of the heuristic's first `count` candidates. */
+Timed heuristicBest(Context& ctx, int count) {
+  const auto timed = timedCandidates(ctx, count);
+  if (timed.empty()) return {-1.f, {}};
+  return {timed.front().first, readConfig(timed.front().second)};
 }
 
 /** One attribute's value set on a copy of `algo`, or false when cuBLASLt refuses it. */
@@ -158,22 +167,7 @@ bool withValue(cublasLtMatmulAlgo_t algo, cublasLtMatmulAlgoConfigAttributes_t a
  * and keeps the fastest, until a round changes nothing.
  */
 Timed searchAll(Context& ctx, int seeds) {
-  cublasLtMatmulPreference_t preference;
-  CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  const size_t workspace = kWorkspaceBytes;
-  CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                                             sizeof(workspace)));
-  std::vector<cublasLtMatmulHeuristicResult_t> results(128);
-  int returned = 0;
-  CHECK(cublasLtMatmulAlgoGetHeuristic(ctx.handle, ctx.desc, ctx.a, ctx.b, ctx.c, ctx.c, preference, 128,
-                                       results.data(), &returned));
-  cublasLtMatmulPreferenceDestroy(preference);
-  std::vector<std::pair<float, cublasLtMatmulAlgo_t>> timed;
-  for (int i = 0; i < returned; i++) {
-    const float ms = timeAlgo(ctx, results[i].algo);
-    if (ms > 0) timed.push_back({ms, results[i].algo});
-  }
-  std::sort(timed.begin(), timed.end(), [](const auto& l, const auto& r) { return l.first < r.first; });
+  const auto timed = timedCandidates(ctx, 128);
   Timed best{-1.f, {}};
   int tried = 0;
   for (int s = 0; s < std::min<int>(seeds, timed.size()); s++) {
