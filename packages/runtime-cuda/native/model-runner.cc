@@ -40,8 +40,8 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   FERRUM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   // The completion thread waits on each step's `done` event. Without the blocking-sync flag that wait spins and
   // returns within microseconds of the step's end; a blocking wait sleeps and costs ~0.1 ms a step (H100,
-  // Qwen3-4B shape: agent-turn step wall 5.07-5.18 against 5.15-5.37 ms, runtime decode B=1 with each step
-  // awaited 303 against 290 tok/s; bench/results/cuda-speed-2026-11-22-pass9.md), at the price of a CPU core
+  // Qwen3-4B shape: agent-turn step wall 5.07-5.18 against 5.15-5.37 ms and one 5.79, runtime decode B=1 with
+  // each step awaited 303 against 290 tok/s; bench/results/cuda-speed-2026-11-22-pass9.md), at the price of a core
   // busy while a step runs. FERRUM_CUDA_SPIN_WAIT=0 keeps the blocking wait.
   const char* spin = std::getenv("FERRUM_CUDA_SPIN_WAIT");
   const unsigned doneFlags =
