@@ -246,6 +246,20 @@ double copyBandwidth(Context& ctx) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Every shape is read before the GPU is touched, so a typo fails at once.
+  std::vector<Shape> shapes;
+  for (int i = 1; i < argc; i++) {
+    Shape s{};
+    if (std::sscanf(argv[i], "%d:%d:%d", &s.m, &s.n, &s.k) != 3 || s.m < 1 || s.n < 1 || s.k < 1) {
+      std::fprintf(stderr, "bad shape %s (want M:N:K, each positive)\n", argv[i]);
+      return 2;
+    }
+    shapes.push_back(s);
+  }
+  if (shapes.empty()) {
+    std::fprintf(stderr, "usage: gemm-search M:N:K [M:N:K ...]\n");
+    return 2;
+  }
   Context ctx{};
   CHECK(cublasLtCreate(&ctx.handle));
   CHECK(cudaStreamCreate(&ctx.stream));
@@ -255,12 +269,7 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&ctx.flush, kFlushBytes));
   const double bandwidth = copyBandwidth(ctx);
   std::printf("copy bandwidth %.0f GB/s\n", bandwidth / 1e9);
-  for (int i = 1; i < argc; i++) {
-    Shape s{};
-    if (std::sscanf(argv[i], "%d:%d:%d", &s.m, &s.n, &s.k) != 3) {
-      std::fprintf(stderr, "bad shape %s (want M:N:K)\n", argv[i]);
-      return 2;
-    }
+  for (const Shape& s : shapes) {
     CHECK(cudaMalloc(&ctx.x, size_t(s.m) * s.k * 2));
     CHECK(cudaMalloc(&ctx.w, size_t(s.n) * s.k * 2));
     CHECK(cudaMalloc(&ctx.y, size_t(s.m) * s.n * 2));
