@@ -129,6 +129,7 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
       prefill.numTiles = plan.numTiles;
       prefill.out = attn.out;
       prefill.partial = attn.partial;
+      prefill.numRows = T;
       prefill.numSplits = plan.tileSplits;
       prefill.numHeads = s.numHeads;
       prefill.numKvHeads = s.numKvHeads;

@@ -134,6 +134,18 @@ __device__ __forceinline__ void packP(const float (&p)[kKeys / 8][4], int j, uin
 }
 
 /**
+ * Where the partial of (row, head, split) is: O at a.partial + index · D, its (m, l) at partialMl(a)[index]. O comes
+ * first and the pairs after all of it, as the decode kernel lays them out, so that every O row starts 32-byte
+ * aligned and each store or load of it fills whole memory sectors.
+ */
+__device__ __forceinline__ size_t partialIndex(const PrefillAttentionArgs& a, int row, int head, int split) {
+  return (static_cast<size_t>(row) * a.numHeads + head) * a.numSplits + split;
+}
+__device__ __forceinline__ float2* partialMl(const PrefillAttentionArgs& a) {
+  return reinterpret_cast<float2*>(a.partial + static_cast<size_t>(a.numRows) * a.numHeads * a.numSplits * a.headDim);
+}
+
+/**
  * The thread's two rows (row0, row0 + 8 of the tile) of head `head`: normalized into out, or, with several
  * splits, O unnormalized with m (log2 units) and l into the split's partial.
  */
@@ -146,17 +158,13 @@ __device__ __forceinline__ void storeRows(const PrefillAttentionArgs& a, const T
     for (int half = 0; half < 2; half++) {
       const int r = row0 + 8 * half;
       if (r >= w.numRows) continue;
-      float* part = a.partial + ((static_cast<size_t>(w.firstRow + r) * a.numHeads + head) * a.numSplits + blockIdx.z) *
-                                    (D + 2);
+      const size_t at = partialIndex(a, w.firstRow + r, head, blockIdx.z);
+      float* part = a.partial + at * D;
 #pragma unroll
       for (int t = 0; t < D / 8; t++) {
-        // 8-byte aligned: a partial row is D + 2 floats, D a multiple of 16.
         *reinterpret_cast<float2*>(part + t * 8 + 2 * c) = make_float2(o[t][2 * half], o[t][2 * half + 1]);
       }
-      if (c == 0) {
-        part[D] = half == 0 ? st.m0 : st.m1;
-        part[D + 1] = half == 0 ? st.l0 : st.l1;
-      }
+      if (c == 0) partialMl(a)[at] = half == 0 ? make_float2(st.m0, st.l0) : make_float2(st.m1, st.l1);
     }
     return;
   }

@@ -194,27 +194,34 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
 }
 
 // Merges the splits of one (row, head): out = Σ O_s 2^(m_s - M) / Σ l_s 2^(m_s - M). One block of
-// max(32, D) threads per (tile row, head); lane s of each warp holds split s's weight (numSplits ≤ 16), and
-// thread d sums dimension d with every load independent of the others.
+// max(32, D) threads per (tile row, head); lane s of each warp holds split s's weight, and thread d sums dimension
+// d. Every load is issued before the first is used (one latency, not one a split).
 __global__ void prefillCombineKernel(PrefillAttentionArgs a) {
-  beginDependentWork();
-  const int* tile = a.tiles + 4 * (blockIdx.x / kRows);
+  const int* tile = a.tiles + 4 * (blockIdx.x / kRows);  // the step's upload: readable before the wait
   const int r = blockIdx.x % kRows;
-  if (r >= tile[1]) return;
-  const int row = tile[0] + r;
+  const int tileRows = tile[1];
+  const int firstRow = tile[0];
+  beginDependentWork();
+  if (r >= tileRows) return;
+  const int row = firstRow + r;
   const int head = blockIdx.y;
   const int D = a.headDim;
   const int lane = threadIdx.x & 31;
-  const float* part = a.partial + (static_cast<size_t>(row) * a.numHeads + head) * a.numSplits * (D + 2);
-  const float m = lane < a.numSplits ? part[lane * (D + 2) + D] : -INFINITY;
-  const float mMax = warpMax(m);
-  const float weight = m == -INFINITY ? 0.f : exp2f(m - mMax);
-  const float sum = warpSum(lane < a.numSplits ? weight * part[lane * (D + 2) + D + 1] : 0.f);
   const int d = threadIdx.x;
+  const size_t first = prefill::partialIndex(a, row, head, 0);
+  const float* part = a.partial + first * D;
+  const float2 ml = lane < a.numSplits ? prefill::partialMl(a)[first + lane] : make_float2(-INFINITY, 0.f);
+  float values[kPrefillMaxSplits];
+#pragma unroll
+  for (int s = 0; s < kPrefillMaxSplits; s++) values[s] = s < a.numSplits && d < D ? part[s * D + d] : 0.f;
+  const float mMax = warpMax(ml.x);
+  const float weight = ml.x == -INFINITY ? 0.f : exp2f(ml.x - mMax);
+  const float sum = warpSum(weight * ml.y);
   float out = 0.f;
-  for (int s = 0; s < a.numSplits; s++) {
+#pragma unroll
+  for (int s = 0; s < kPrefillMaxSplits; s++) {
     const float w = __shfl_sync(0xffffffffu, weight, s);
-    if (w > 0.f && d < D) out += w * part[s * (D + 2) + d];
+    if (w > 0.f) out += w * values[s];
   }
   if (d < D) {
     a.out[static_cast<size_t>(row) * a.numHeads * D + static_cast<size_t>(head) * D + d] =

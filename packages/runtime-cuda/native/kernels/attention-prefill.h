@@ -11,6 +11,8 @@ namespace ferrum {
 
 /** Query rows per prefill tile. */
 constexpr int kPrefillTileRows = 64;
+/** Kv splits a prefill tile is cut into at most: the combine kernel gives each split one lane and one load. */
+constexpr int kPrefillMaxSplits = 16;
 
 struct PrefillAttentionArgs {
   const bf16* q;            // row t, head h at q + t * qRowStride + h * headDim (unscaled)
@@ -22,7 +24,9 @@ struct PrefillAttentionArgs {
                             // the first row sees; row i of the tile sees that many + i
   int numTiles;
   bf16* out;                // [T][numHeads * headDim]
-  float* partial;           // [T][numHeads][numSplits][headDim + 2] when numSplits > 1
+  float* partial;           // when numSplits > 1: O at [T][numHeads][numSplits][headDim], then (m, l) float pairs at
+                            // [T][numHeads][numSplits] (prefill::partialIndex)
+  int numRows;              // T: the step's rows, which the partials are indexed by
   int numHeads, numKvHeads, headDim;
   int numSplits;            // kv ranges per tile (each tile's list cut into equal whole steps of 64)
   float scale;
@@ -41,7 +45,7 @@ inline int choosePrefillSplits(int numTiles, int numHeads, int maxKvLen, int num
   if (blocks >= numSms || maxKvLen < 2 * kMinKvPerSplit || numTokens == 0) return 1;
   int splits = std::min((2 * numSms + blocks - 1) / blocks, maxKvLen / kMinKvPerSplit);
   splits = std::min<int>(splits, static_cast<int>(partialRowSplits / static_cast<size_t>(numTokens)));
-  return std::max(1, std::min(splits, 16));  // the combine kernel gives each split one lane
+  return std::max(1, std::min(splits, kPrefillMaxSplits));
 }
 
 /** Head dims the prefill kernel is instantiated for; others run every row through launchAttention. */
