@@ -106,9 +106,15 @@ bool ModelRunner::stageDecodeGraph(const StepView& v, StepLayout& L, int* w) {
 }
 
 void ModelRunner::tuneGemms(int rows) {
+  tuneLayerGemms(rows);
+  const ModelShape& s = config_.shape;
+  const bf16* lmHead = weight(config_.lmHeadOffset >= 0 ? config_.lmHeadOffset : config_.embedOffset);
+  gemm_->tune(sampledHidden_.as<bf16>(), lmHead, logits_.as(), rows, s.vocabSize, s.hiddenSize, true, stream_);
+}
+
+void ModelRunner::tuneLayerGemms(int rows) {
   const ModelShape& s = config_.shape;
   const LayerOffsets& w = config_.layers[0];  // every layer has the same shapes
-  const bf16* lmHead = weight(config_.lmHeadOffset >= 0 ? config_.lmHeadOffset : config_.embedOffset);
   gemm_->tune(hidden_.as<bf16>(), weight(w.qkvW), qkv_.as(), rows, s.qkvDim(), s.hiddenSize, false, stream_);
   gemm_->tune(attnOut_.as<bf16>(), weight(w.oW), proj_.as(), rows, s.hiddenSize, s.qDim(), false, stream_);
   // The gate|up product runs as the fused SwiGLU GEMV where it can (as runLayers decides), else as a GEMM.
@@ -120,7 +126,6 @@ void ModelRunner::tuneGemms(int rows) {
                 false, stream_);
   }
   gemm_->tune(act_.as<bf16>(), weight(w.downW), proj_.as(), rows, s.hiddenSize, s.intermediateSize, false, stream_);
-  gemm_->tune(sampledHidden_.as<bf16>(), lmHead, logits_.as(), rows, s.vocabSize, s.hiddenSize, true, stream_);
 }
 
 void ModelRunner::captureDecodeGraphs() {

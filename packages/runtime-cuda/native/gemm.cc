@@ -44,6 +44,11 @@ class ColdTimer {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
+/** (n, k, output type): the part of a product's shape a tuned algorithm is shared across row counts by. */
+uint64_t shapeKey(int n, int k, bool outF32) {
+  return (static_cast<uint64_t>(n) << 32) ^ static_cast<uint64_t>(k) ^ (outF32 ? (1ull << 63) : 0ull);
+}
+
 }  // namespace
 
 Gemm::Gemm(void* workspace, size_t workspaceBytes) : workspace_(workspace), workspaceBytes_(workspaceBytes) {
@@ -95,6 +100,22 @@ void Gemm::prepareCublas(Plan& p, int m, int n, int k, bool outF32) {
   FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&made.a, CUDA_R_16BF, k, n, k));
   FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&made.b, CUDA_R_16BF, k, m, k));
   FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&made.c, outF32 ? CUDA_R_32F : CUDA_R_16BF, n, m, n));
+  const auto tuned = tunedAlgos_.find(shapeKey(n, k, outF32));
+  if (tuned != tunedAlgos_.end()) {
+    for (auto it = tuned->second.lower_bound(m); it != tuned->second.end(); ++it) {
+      cublasLtMatmulHeuristicResult_t check{};
+      if (cublasLtMatmulAlgoCheck(handle_, made.desc, made.a, made.b, made.c, made.c, &it->second, &check) ==
+              CUBLAS_STATUS_SUCCESS &&
+          check.workspaceSize <= workspaceBytes_) {
+        p.desc = made.desc;
+        p.a = made.a;
+        p.b = made.b;
+        p.c = made.c;
+        p.algo = it->second;
+        return;
+      }
+    }
+  }
   cublasLtMatmulHeuristicResult_t result{};
   if (candidates(made, &result, 1) == 0) {
     cublasLtMatrixLayoutDestroy(made.a);
@@ -175,6 +196,7 @@ void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool
     }
   }
   p.tuned = true;
+  tunedAlgos_[shapeKey(n, k, outF32)][m] = p.algo;
 }
 
 void Gemm::run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {

@@ -1,14 +1,16 @@
 // Every GEMM of the model: y[M,N] = x[M,K] · w[N,K]ᵀ with bf16 operands, f32 accumulation, and a bf16 or f32
 // output. Up to kGemvMaxRows rows go to the GEMV kernel (launchGemv, or launchGemvSwiglu for the gated MLP's
-// gate|up product with SwiGLU fused); the rest to cuBLASLt. Plans are cached per shape: untuned, a shape takes
-// cuBLASLt's heuristic first choice (or the GEMV's default block size); a shape tuned ahead of time (the
-// decode-graph batch sizes) takes the fastest of cuBLASLt's candidates, or of the GEMV's block sizes.
+// gate|up product with SwiGLU fused); the rest to cuBLASLt. Plans are cached per shape: a shape tuned ahead of time
+// (the decode-graph batch sizes, and powers of two of prefill rows) takes the fastest of cuBLASLt's candidates, or
+// of the GEMV's block sizes; an untuned cuBLASLt shape takes the algorithm tuned for the fewest rows at or above
+// its own with the same N and K, where cuBLASLt accepts it for this shape, and else the heuristic's first choice.
 #pragma once
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -58,7 +60,10 @@ class Gemm {
   /** Time `launch(rows)` for each of `rowsPerBlock` (GEMV block sizes) and keep the fastest in `p`. */
   template <typename Launch>
   void tuneGemv(Plan& p, const std::vector<int>& rowsPerBlock, cudaStream_t stream, Launch launch);
-  /** Creates `p`'s cuBLASLt descriptors and the heuristic's first algorithm if not yet done. */
+  /**
+   * Creates `p`'s cuBLASLt descriptors if not yet done, with the algorithm tuned for the fewest rows at or above m
+   * (same n, k and output) that cuBLASLt accepts for m, or else the heuristic's first.
+   */
   void prepareCublas(Plan& p, int m, int n, int k, bool outF32);
   void runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaStream_t stream);
   /** Up to `max` of the heuristic's algorithms for `p`'s shape, best guess first. */
@@ -68,6 +73,8 @@ class Gemm {
   void* workspace_;  // cuBLASLt's; also what tuning overwrites to start each timed run with a cold L2
   size_t workspaceBytes_;
   std::unordered_map<uint64_t, Plan> plans_;
+  /** Tuned cuBLASLt algorithms by (n, k, output) key (shapeKey), then by rows. */
+  std::unordered_map<uint64_t, std::map<int, cublasLtMatmulAlgo_t>> tunedAlgos_;
 };
 
 }  // namespace ferrum

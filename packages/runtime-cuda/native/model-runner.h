@@ -125,6 +125,8 @@ class ModelRunner {
   cudaGraphExec_t decodeGraph(int bucket);
   /** Pick the fastest cuBLASLt algorithm of every GEMM shape a step of `rows` tokens runs (before capture). */
   void tuneGemms(int rows);
+  /** tuneGemms for the layers' products only (prefill row counts: lm_head takes only the sampled rows). */
+  void tuneLayerGemms(int rows);
   /** Attention splits of a decode graph: chosen for long contexts, the split size decided per row on device. */
   int graphSplits(int bucket) const;
   /** Rows × splits the attention partials workspace holds. */
