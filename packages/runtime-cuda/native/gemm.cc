@@ -100,7 +100,7 @@ void Gemm::prepareCublas(Plan& p, int m, int n, int k, bool outF32) {
   FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&made.a, CUDA_R_16BF, k, n, k));
   FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&made.b, CUDA_R_16BF, k, m, k));
   FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&made.c, outF32 ? CUDA_R_32F : CUDA_R_16BF, n, m, n));
-  const auto tuned = tunedAlgos_.find(shapeKey(n, k, outF32));
+  const auto tuned = m >= kSharedTuningMinRows ? tunedAlgos_.find(shapeKey(n, k, outF32)) : tunedAlgos_.end();
   if (tuned != tunedAlgos_.end()) {
     for (auto it = tuned->second.lower_bound(m); it != tuned->second.end(); ++it) {
       cublasLtMatmulHeuristicResult_t check{};
@@ -196,7 +196,7 @@ void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool
     }
   }
   p.tuned = true;
-  tunedAlgos_[shapeKey(n, k, outF32)][m] = p.algo;
+  if (m >= kSharedTuningMinRows) tunedAlgos_[shapeKey(n, k, outF32)][m] = p.algo;
 }
 
 void Gemm::run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {

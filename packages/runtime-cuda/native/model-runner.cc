@@ -65,11 +65,10 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
     buckets_.push_back(most);
     captureDecodeGraphs();
   }
-  // Eager (prefill) row counts: powers of two past the GEMV's rows, and the step's token budget. A step of another
-  // size takes the algorithm tuned for the next of these up (Gemm::prepareCublas): on the H100 cuBLASLt's first
-  // heuristic choice for 2,048 rows of a Qwen3-4B layer was 5% slower than the fastest of its candidates.
-  for (int rows = 2 * kGemvMaxRows; rows < config_.maxBatchTokens; rows *= 2) tuneLayerGemms(rows);
-  tuneLayerGemms(config_.maxBatchTokens);
+  // Large prefill steps: powers of two from kSharedTuningMinRows, and the step's token budget. A step of another
+  // size from kSharedTuningMinRows takes the algorithm tuned for the next of these up (Gemm::prepareCublas).
+  for (int rows = kSharedTuningMinRows; rows < config_.maxBatchTokens; rows *= 2) tuneLayerGemms(rows);
+  if (config_.maxBatchTokens >= kSharedTuningMinRows) tuneLayerGemms(config_.maxBatchTokens);
 }
 
 ModelRunner::~ModelRunner() {
