@@ -91,8 +91,8 @@ Napi::Value gemmRate(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), 2.0 * m * static_cast<double>(n) * k / seconds);
 }
 
-// A runGemm path: Gemm's (`auto`, `tuned`, `cublas`), the GEMV at one of its block sizes (`gemv16`, ...), or the
-// gated product with SwiGLU fused (`swiglu`: Gemm's choice, `swiglu16`, ...: a block size).
+// A runGemm path: Gemm's (`auto`, `tuned`, `shared`, `cublas`), the GEMV at one of its block sizes (`gemv16`, ...),
+// or the gated product with SwiGLU fused (`swiglu`: Gemm's choice, `swiglu16`, ...: a block size).
 struct GemmChoice {
   GemmPath path = GemmPath::kAuto;
   int gemvRows = 0;  // > 0: the GEMV at this block size
@@ -100,7 +100,7 @@ struct GemmChoice {
 };
 
 GemmChoice gemmChoice(const std::string& name) {
-  if (name == "auto" || name == "tuned") return {};
+  if (name == "auto" || name == "tuned" || name == "shared") return {};
   if (name == "cublas") return {GemmPath::kCublas, 0};
   if (name == "swiglu") return {GemmPath::kAuto, 0, true};
   for (const char* prefix : {"gemv", "swiglu"}) {
@@ -112,8 +112,8 @@ GemmChoice gemmChoice(const std::string& name) {
     }
     return {GemmPath::kAuto, std::stoi(digits), head == "swiglu"};
   }
-  throw NativeError("invalid_argument", "runGemm: path must be 'auto', 'tuned', 'cublas', 'swiglu', 'gemv<rows>' or "
-                                        "'swiglu<rows>', not '" + name + "'");
+  throw NativeError("invalid_argument", "runGemm: path must be 'auto', 'tuned', 'shared', 'cublas', 'swiglu', "
+                                        "'gemv<rows>' or 'swiglu<rows>', not '" + name + "'");
 }
 
 Napi::Uint16Array bf16Arg(const Napi::CallbackInfo& info, size_t i, size_t length, const char* name) {
@@ -164,6 +164,14 @@ Napi::Value runGemm(const Napi::CallbackInfo& info) {
   Gemm gemm(workspace.as(), workspaceBytes);
   if (choice.swiglu && choice.gemvRows == 0) gemm.tuneSwiglu(x.as<bf16>(), w.as<bf16>(), y.as<bf16>(), m, outCols, k, nullptr);
   if (name == "tuned") gemm.tune(x.as<bf16>(), w.as<bf16>(), y.as(), m, n, k, outF32, nullptr);
+  if (name == "shared") {
+    // Tuned at more rows than m, on scratch operands of that many rows: the run at m then takes that algorithm.
+    int tunedRows = kSharedTuningMinRows;
+    while (tunedRows <= m) tunedRows *= 2;
+    DeviceBuffer xs(static_cast<size_t>(tunedRows) * k * 2), ys(static_cast<size_t>(tunedRows) * n * (outF32 ? 4 : 2));
+    FERRUM_CUDA(cudaMemset(xs.as(), 0, xs.bytes()));
+    gemm.tune(xs.as<bf16>(), w.as<bf16>(), ys.as(), tunedRows, n, k, outF32, nullptr);
+  }
   auto once = [&] {
     if (choice.swiglu && choice.gemvRows > 0) {
       launchGemvSwiglu(x.as<bf16>(), w.as<bf16>(), y.as<bf16>(), m, outCols, k, choice.gemvRows, nullptr);

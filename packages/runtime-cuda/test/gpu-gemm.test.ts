@@ -2,9 +2,9 @@
 // GEMV up to 8 rows: native/kernels/gemv.cu's FMA kernel at 1-2 rows, gemv-mma.cu's tensor-core kernel at
 // 3-8; cuBLASLt above), the GEMV at each of its block sizes, and the cuBLASLt and tuned paths, at decode row
 // counts on Qwen3-4B's projection shapes (o_proj, qkv, gate|up, down) and tiny ones whose n is not a multiple of
-// a block's outputs and whose k is not a multiple of a load round, for f32 and bf16 outputs. The gated MLP's
-// fused product (SwiGLU in the GEMV's epilogue) against silu(gate) × up of the same reference. Also: the GEMV
-// gives the same bits run to run.
+// a block's outputs and whose k is not a multiple of a load round, for f32 and bf16 outputs; and untuned
+// prefill-size products on the algorithm tuned at more rows. The gated MLP's fused product (SwiGLU in the GEMV's
+// epilogue) against silu(gate) × up of the same reference. Also: the GEMV gives the same bits run to run.
 import { seededRandom } from '@ferrum/types';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadNativeAddon, type NativeAddon, type NativeGemmPath } from '../src/native-addon.js';
@@ -212,6 +212,24 @@ describe.skipIf(!addon)(
         for (const m of [1, 4, 12, 33]) {
           const got = run(path, c, m, n, k, false);
           expect(mismatches(got, c.reference.subarray(0, m * n), false), `${m} rows`).toBe('none');
+        }
+      });
+    });
+
+    // An untuned product of 1,024 rows or more runs the algorithm tuned for more rows (where cuBLASLt takes it for
+    // this shape), as a model's prefill steps do; a small shape keeps the f64 reference cheap.
+    describe('an algorithm tuned at more rows (n 72, k 64)', () => {
+      const n = 72;
+      const k = 64;
+      let c: Case;
+      beforeAll(() => {
+        c = makeCase(1500, n, k, 11);
+      });
+
+      it.each([1024, 1100, 1500])('%i rows, f32 and bf16 outputs', (m) => {
+        for (const outF32 of [true, false]) {
+          const got = run('shared', c, m, n, k, outF32);
+          expect(mismatches(got, c.reference.subarray(0, m * n), outF32), `outF32 ${outF32}`).toBe('none');
         }
       });
     });
