@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "attention-partials.cuh"
 #include "attention-prefill.h"
 
 namespace ferrum {
@@ -131,18 +132,6 @@ __device__ __forceinline__ void packP(const float (&p)[kKeys / 8][4], int j, uin
   splitBf16(p[2 * j][2], p[2 * j][3], hi[1], lo[1]);
   splitBf16(p[2 * j + 1][0], p[2 * j + 1][1], hi[2], lo[2]);
   splitBf16(p[2 * j + 1][2], p[2 * j + 1][3], hi[3], lo[3]);
-}
-
-/**
- * Where the partial of (row, head, split) is: O at a.partial + index · D, its (m, l) at partialMl(a)[index]. O comes
- * first and the pairs after all of it, as the decode kernel lays them out, so that every O row starts 32-byte
- * aligned and each store or load of it fills whole memory sectors.
- */
-__device__ __forceinline__ size_t partialIndex(const PrefillAttentionArgs& a, int row, int head, int split) {
-  return (static_cast<size_t>(row) * a.numHeads + head) * a.numSplits + split;
-}
-__device__ __forceinline__ float2* partialMl(const PrefillAttentionArgs& a) {
-  return reinterpret_cast<float2*>(a.partial + static_cast<size_t>(a.numRows) * a.numHeads * a.numSplits * a.headDim);
 }
 
 /**

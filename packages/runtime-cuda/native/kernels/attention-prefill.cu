@@ -208,9 +208,9 @@ __global__ void prefillCombineKernel(PrefillAttentionArgs a) {
   const int D = a.headDim;
   const int lane = threadIdx.x & 31;
   const int d = threadIdx.x;
-  const size_t first = prefill::partialIndex(a, row, head, 0);
+  const size_t first = partialIndex(a, row, head, 0);
   const float* part = a.partial + first * D;
-  const float2 ml = lane < a.numSplits ? prefill::partialMl(a)[first + lane] : make_float2(-INFINITY, 0.f);
+  const float2 ml = lane < a.numSplits ? partialMl(a)[first + lane] : make_float2(-INFINITY, 0.f);
   float values[kPrefillMaxSplits];
 #pragma unroll
   for (int s = 0; s < kPrefillMaxSplits; s++) values[s] = s < a.numSplits && d < D ? part[s * D + d] : 0.f;

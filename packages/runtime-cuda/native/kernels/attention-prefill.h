@@ -25,7 +25,7 @@ struct PrefillAttentionArgs {
   int numTiles;
   bf16* out;                // [T][numHeads * headDim]
   float* partial;           // when numSplits > 1: O at [T][numHeads][numSplits][headDim], then (m, l) float pairs at
-                            // [T][numHeads][numSplits] (prefill::partialIndex)
+                            // [T][numHeads][numSplits] (attention-partials.cuh)
   int numRows;              // T: the step's rows, which the partials are indexed by
   int numHeads, numKvHeads, headDim;
   int numSplits;            // kv ranges per tile (each tile's list cut into equal whole steps of 64)

@@ -20,6 +20,7 @@
 
 #include "../cuda-check.h"
 #include "../step-splits.h"
+#include "attention-partials.cuh"
 #include "device-math.cuh"
 #include "kernels.h"
 #include "launch.cuh"
@@ -115,15 +116,6 @@ __device__ __forceinline__ BlockWork blockWork(const AttentionArgs& a) {
   w.begin = min(kvLen, static_cast<int>(blockIdx.z) * splitSize);
   w.end = min(kvLen, w.begin + splitSize);
   return w;
-}
-
-// Partials: O at [list position][head][split][D], then (m, l) pairs at [list position][head][split] after all
-// of O (so O rows stay 16-byte aligned).
-__device__ __forceinline__ size_t partialIndex(const AttentionArgs& a, int listPos, int head, int split) {
-  return (static_cast<size_t>(listPos) * a.numHeads + head) * a.numSplits + split;
-}
-__device__ __forceinline__ float2* partialMl(const AttentionArgs& a) {
-  return reinterpret_cast<float2*>(a.partial + static_cast<size_t>(a.numRows) * a.numHeads * a.numSplits * a.headDim);
 }
 
 // The fused launchQkvRope work of a block (AttentionArgs::fuseRope): its q heads, a warp a head, into qs as
