@@ -24,10 +24,11 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kLoadsInFlight = 16;  // 16-byte weight loads a thread issues before using any
 constexpr int kRowsPerBlock[] = {4, 8, 16};
 constexpr int kSwigluRowsPerBlock[] = {4, 8};  // streams twice the rows a block
-// Blocks a multiprocessor holds, which caps registers: 5 at one row (89-94 registers, no spills) rather than 4
-// (102-127). Measured on the H100 (Qwen3-4B shape, decode graphs, alternating builds in one call): GPU time a step
-// at B=1 3.17 / 3.18 ms against 3.24 / 3.24. o_proj's and down_proj's 640 blocks of 4 outputs then fit one wave of
-// 660. Two rows spill at 5, and 6 at one row spills too.
+// Blocks a multiprocessor holds, which caps registers: 5 at one row (89-94 registers, no spills; 4 allowed 102-127),
+// so 640 blocks of 4 outputs (o_proj, down_proj of a Qwen3-4B shape) fit one wave on 132 multiprocessors. The PTX
+// is the same but for this bound. H100, decode graphs, alternating builds in one call: GPU time a step at B=1
+// 3.17 / 3.18 ms against 3.24 / 3.24 in one call; 3.20 / 3.21 against 3.20 / 3.21 in another, whose c1 decode read
+// 317 / 315 against 313 / 313 tok/s. Two rows spill at 5, and one row at 6.
 template <int M>
 constexpr int kBlocksPerSm = M == 1 ? 5 : 4;
 
