@@ -100,36 +100,35 @@ void Gemm::prepareCublas(Plan& p, int m, int n, int k, bool outF32) {
   FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&made.a, CUDA_R_16BF, k, n, k));
   FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&made.b, CUDA_R_16BF, k, m, k));
   FERRUM_CUBLAS(cublasLtMatrixLayoutCreate(&made.c, outF32 ? CUDA_R_32F : CUDA_R_16BF, n, m, n));
+  // The algorithm tuned for the fewest rows at or above m that cuBLASLt accepts for m, else the heuristic's first.
+  bool chosen = false;
   const auto tuned = m >= kSharedTuningMinRows ? tunedAlgos_.find(shapeKey(n, k, outF32)) : tunedAlgos_.end();
   if (tuned != tunedAlgos_.end()) {
-    for (auto it = tuned->second.lower_bound(m); it != tuned->second.end(); ++it) {
+    for (auto it = tuned->second.lower_bound(m); it != tuned->second.end() && !chosen; ++it) {
       cublasLtMatmulHeuristicResult_t check{};
-      if (cublasLtMatmulAlgoCheck(handle_, made.desc, made.a, made.b, made.c, made.c, &it->second, &check) ==
-              CUBLAS_STATUS_SUCCESS &&
-          check.workspaceSize <= workspaceBytes_) {
-        p.desc = made.desc;
-        p.a = made.a;
-        p.b = made.b;
-        p.c = made.c;
-        p.algo = it->second;
-        return;
-      }
+      chosen = cublasLtMatmulAlgoCheck(handle_, made.desc, made.a, made.b, made.c, made.c, &it->second, &check) ==
+                   CUBLAS_STATUS_SUCCESS &&
+               check.workspaceSize <= workspaceBytes_;
+      if (chosen) made.algo = it->second;
     }
   }
-  cublasLtMatmulHeuristicResult_t result{};
-  if (candidates(made, &result, 1) == 0) {
-    cublasLtMatrixLayoutDestroy(made.a);
-    cublasLtMatrixLayoutDestroy(made.b);
-    cublasLtMatrixLayoutDestroy(made.c);
-    cublasLtMatmulDescDestroy(made.desc);
-    throw NativeError("internal", "cuBLASLt found no algorithm for " + std::to_string(m) + "x" + std::to_string(n) +
-                                      "x" + std::to_string(k));
+  if (!chosen) {
+    cublasLtMatmulHeuristicResult_t result{};
+    if (candidates(made, &result, 1) == 0) {
+      cublasLtMatrixLayoutDestroy(made.a);
+      cublasLtMatrixLayoutDestroy(made.b);
+      cublasLtMatrixLayoutDestroy(made.c);
+      cublasLtMatmulDescDestroy(made.desc);
+      throw NativeError("internal", "cuBLASLt found no algorithm for " + std::to_string(m) + "x" +
+                                        std::to_string(n) + "x" + std::to_string(k));
+    }
+    made.algo = result.algo;
   }
   p.desc = made.desc;
   p.a = made.a;
   p.b = made.b;
   p.c = made.c;
-  p.algo = result.algo;
+  p.algo = made.algo;
 }
 
 void Gemm::runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaStream_t stream) {
