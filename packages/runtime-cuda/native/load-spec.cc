@@ -86,6 +86,7 @@ RunnerConfig parseLoadSpec(const Napi::Object& spec) {
   c.hostKvBytes = static_cast<uint64_t>(number(spec, "hostKvBytes"));
   c.device = static_cast<int>(number(spec, "device"));
   c.enforceEager = spec.Has("enforceEager") && spec.Get("enforceEager").ToBoolean().Value();
+  c.spinWait = !spec.Has("spinWait") || spec.Get("spinWait").ToBoolean().Value();
   if (c.maxBatchTokens <= 0 || c.maxBatchSeqs <= 0 || c.maxSampleRows <= 0) {
     throw NativeError("invalid_argument", "maxBatchTokens, maxBatchSeqs and maxSampleRows must be positive");
   }

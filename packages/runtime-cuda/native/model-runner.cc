@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuda-check.h"
+#include "host-spin.h"
 
 namespace ferrum {
 namespace {
@@ -42,10 +43,8 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   // returns within microseconds of the step's end; a blocking wait sleeps and costs ~0.1 ms a step (H100,
   // Qwen3-4B shape: agent-turn step wall 5.07-5.18 against 5.15-5.37 ms and one 5.79, runtime decode B=1 with
   // each step awaited 303 against 290 tok/s; bench/results/cuda-speed-2026-11-22-pass9.md), at the price of a core
-  // busy while a step runs. FERRUM_CUDA_SPIN_WAIT=0 keeps the blocking wait.
-  const char* spin = std::getenv("FERRUM_CUDA_SPIN_WAIT");
-  const unsigned doneFlags =
-      cudaEventDisableTiming | (spin != nullptr && std::string(spin) == "0" ? cudaEventBlockingSync : 0u);
+  // busy while a step runs. `spinWait` false keeps the blocking wait (host-spin.h).
+  const unsigned doneFlags = cudaEventDisableTiming | (config_.spinWait ? 0u : cudaEventBlockingSync);
   FERRUM_CUDA(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming | cudaEventBlockingSync));
   for (StagedStep& step : staged_) {
     FERRUM_CUDA(cudaEventCreate(&step.start));

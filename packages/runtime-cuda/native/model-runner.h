@@ -40,6 +40,7 @@ struct RunnerConfig {
   uint64_t hostKvBytes = 0;
   int device = 0;
   bool enforceEager = false;  // never capture or replay CUDA graphs
+  bool spinWait = true;       // host threads poll while steps run (host-spin.h)
 };
 
 /** How one step's attention divides between launchAttention (decode rows) and the prefill tiles. */
@@ -90,6 +91,7 @@ class ModelRunner {
   void transfer(KvTransfer kind, const std::vector<int>& src, const std::vector<int>& dst);
 
   const ModelShape& shape() const { return config_.shape; }
+  bool spinWait() const { return config_.spinWait; }
   uint64_t numSlots() const { return numSlots_; }
   uint64_t numHostSlots() const { return numHostSlots_; }
   uint64_t weightBytes() const { return config_.weights.arenaBytes; }

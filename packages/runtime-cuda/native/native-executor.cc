@@ -1,10 +1,12 @@
 #include "native-executor.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <utility>
 #include <vector>
 
+#include "host-spin.h"
 #include "napi-values.h"
 
 namespace ferrum {
@@ -63,7 +65,8 @@ void NativeExecutor::Init(Napi::Env env) {
                                      InstanceMethod<&NativeExecutor::SwapOut>("swapOut"),
                                      InstanceMethod<&NativeExecutor::SwapIn>("swapIn"),
                                      InstanceMethod<&NativeExecutor::Dispose>("dispose"),
-                                     InstanceMethod<&NativeExecutor::Info>("info")});
+                                     InstanceMethod<&NativeExecutor::Info>("info"),
+                                     InstanceMethod<&NativeExecutor::SpinUntilSettled>("spinUntilSettled")});
   env.SetInstanceData<Napi::FunctionReference>(new Napi::FunctionReference(Napi::Persistent(ctor)));
 }
 
@@ -77,7 +80,9 @@ NativeExecutor::NativeExecutor(const Napi::CallbackInfo& info) : Napi::ObjectWra
     throw Napi::TypeError::New(info.Env(), "NativeExecutor is created by loadModel()");
   }
   runner_.reset(info[0].As<Napi::External<ModelRunner>>().Data());
-  queue_ = std::make_unique<TaskQueue>();
+  // The worker polls between steps, so that a forward's launch does not wait for a sleeping thread; the
+  // completion thread polls on each step's event instead (model-runner.cc).
+  queue_ = std::make_unique<TaskQueue>(runner_->spinWait() ? kWorkerSpinAfterTask : std::chrono::microseconds(0));
   waiter_ = std::make_unique<TaskQueue>();
   completions_ = Napi::ThreadSafeFunction::New(info.Env(), Napi::Function::New(info.Env(), [](const Napi::CallbackInfo&) {}),
                                                "ferrum-cuda-completion", 0, 1);
@@ -128,6 +133,7 @@ void NativeExecutor::submit(Napi::Env env, Napi::Promise::Deferred deferred, std
     // The wait goes to the completion thread, so the worker is free to launch a step queued behind this one.
     waiter_->push([this, completion, launched, wait = std::move(wait)] {
       if (launched) attempt(completion, wait);
+      settled_.fetch_add(1, std::memory_order_release);
       completions_.BlockingCall(completion, [this](Napi::Env env, Napi::Function, Completion* c) { complete(env, c); });
     });
   });
@@ -135,6 +141,7 @@ void NativeExecutor::submit(Napi::Env env, Napi::Promise::Deferred deferred, std
 
 void NativeExecutor::complete(Napi::Env env, Completion* c) {
   Napi::HandleScope scope(env);
+  settled_.fetch_sub(1, std::memory_order_relaxed);
   if (c->isForward) forwardsInFlight_--;
   if (c->errorCode.empty()) {
     c->deferred.Resolve(c->value ? c->value(env) : env.Undefined());
@@ -248,8 +255,16 @@ Napi::Value NativeExecutor::Info(const Napi::CallbackInfo& info) {
   out.Set("kvPoolBytes", Napi::Number::New(env, static_cast<double>(runner_->kvPoolBytes())));
   out.Set("graphSteps", Napi::Number::New(env, static_cast<double>(runner_->graphSteps())));
   out.Set("graphsCaptured", Napi::Number::New(env, static_cast<double>(runner_->graphsCaptured())));
+  out.Set("spinWait", Napi::Boolean::New(env, runner_->spinWait()));
   out.Set("gpuStepSeconds", Napi::Number::New(env, static_cast<double>(runner_->gpuStepNanos()) / 1e9));
   return out;
+}
+
+Napi::Value NativeExecutor::SpinUntilSettled(const Napi::CallbackInfo& info) {
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::microseconds(static_cast<long>(info[0].As<Napi::Number>().DoubleValue()));
+  while (settled_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until) cpuRelax();
+  return Napi::Boolean::New(info.Env(), settled_.load(std::memory_order_relaxed) > 0);
 }
 
 }  // namespace ferrum

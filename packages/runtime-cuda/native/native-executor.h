@@ -5,6 +5,7 @@
 
 #include <napi.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -33,6 +34,7 @@ class NativeExecutor : public Napi::ObjectWrap<NativeExecutor> {
   Napi::Value SwapIn(const Napi::CallbackInfo& info);
   Napi::Value Dispose(const Napi::CallbackInfo& info);
   Napi::Value Info(const Napi::CallbackInfo& info);
+  Napi::Value SpinUntilSettled(const Napi::CallbackInfo& info);
 
   Napi::Value transfer(const Napi::CallbackInfo& info, KvTransfer kind);
   Napi::Value forwardResult(Napi::Env env, int staged);
@@ -50,6 +52,7 @@ class NativeExecutor : public Napi::ObjectWrap<NativeExecutor> {
   std::unique_ptr<TaskQueue> waiter_;  // the completion thread: waits for launched steps, in order
   Napi::ThreadSafeFunction completions_;
   int pending_ = 0;
+  std::atomic<int> settled_{0};  // completions handed to the thread-safe function and not yet delivered
   int forwardsInFlight_ = 0;
   bool disposed_ = false;
 };

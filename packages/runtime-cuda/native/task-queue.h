@@ -3,6 +3,8 @@
 // waits on the GPU.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -13,7 +15,11 @@ namespace ferrum {
 
 class TaskQueue {
  public:
-  TaskQueue();
+  /**
+   * `spinAfterTask`: how long the thread polls for the next task after running one before it sleeps on the
+   * condition variable (0: sleeps at once).
+   */
+  explicit TaskQueue(std::chrono::microseconds spinAfterTask = std::chrono::microseconds(0));
   /** Runs what is queued, then joins. */
   ~TaskQueue();
   TaskQueue(const TaskQueue&) = delete;
@@ -27,7 +33,9 @@ class TaskQueue {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> tasks_;
-  bool stopping_ = false;
+  std::atomic<int> queued_{0};
+  std::atomic<bool> stopping_{false};
+  const std::chrono::microseconds spinAfterTask_;
   std::thread thread_;
 };
 

@@ -61,6 +61,8 @@ export interface NativeLoadSpec {
   readonly device: number;
   /** Never capture or replay decode CUDA graphs. */
   readonly enforceEager: boolean;
+  /** Host threads poll while steps run instead of sleeping (native/host-spin.h). */
+  readonly spinWait: boolean;
 }
 
 /** The packed sampling chain of a step (see sampling-plan.ts). */
@@ -113,6 +115,8 @@ export interface NativeExecutorInfo {
    * kernels, output copies). Against wall time it separates device time from host overhead.
    */
   readonly gpuStepSeconds: number;
+  /** Whether host threads poll while steps run (the load spec's `spinWait`). */
+  readonly spinWait: boolean;
 }
 
 /** A loaded model (native/native-executor.cc). Every method settles from the executor's worker thread. */
@@ -123,6 +127,8 @@ export interface NativeExecutor {
   swapIn(hostSlots: Int32Array, deviceSlots: Int32Array): Promise<void>;
   dispose(): Promise<void>;
   info(): NativeExecutorInfo;
+  /** Polls (blocking the JS thread) until a result waits for delivery or `maxMicros` pass; whether one waits. */
+  spinUntilSettled(maxMicros: number): boolean;
 }
 
 /**

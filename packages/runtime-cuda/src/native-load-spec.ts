@@ -15,7 +15,9 @@ const EMPTY = new Float64Array(0);
  * `backendOptions` understood: `swapSpaceTokens` (host tier, tokens), `maxSampleRows` (sampled rows per step;
  * default maxBatchSeqs), `device` (CUDA device index), `ropeFrequencies: 'bf16'` (round RoPE inverse
  * frequencies to bf16, as transformers holds them after `model.to(torch.bfloat16)`; default 'f32'),
- * `enforceEager` (true: no decode CUDA graphs; the engine passes its `enforceEager` option here).
+ * `enforceEager` (true: no decode CUDA graphs; the engine passes its `enforceEager` option here), `spinWait`
+ * (false: host threads sleep while steps run instead of polling; default: polling unless the environment sets
+ * FERRUM_CUDA_SPIN_WAIT=0; native/host-spin.h).
  */
 export async function nativeLoadSpec(spec: ModelLoadSpec, defaultDevice: number): Promise<NativeLoadSpec> {
   const { config } = spec;
@@ -77,6 +79,9 @@ export async function nativeLoadSpec(spec: ModelLoadSpec, defaultDevice: number)
     hostKvBytes: swapTokens !== undefined ? swapTokens * slotBytes : DEFAULT_SWAP_SPACE_BYTES,
     device,
     enforceEager: options.enforceEager === true,
+    spinWait:
+      optionalBoolean(options.spinWait, 'backendOptions.spinWait') ??
+      process.env.FERRUM_CUDA_SPIN_WAIT !== '0',
   };
 }
 
@@ -98,5 +103,11 @@ function optionalInteger(value: unknown, name: string): number | undefined {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     throw new FerrumError('invalid_argument', `${name} must be a non-negative integer`);
   }
+  return value;
+}
+
+function optionalBoolean(value: unknown, name: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'boolean') throw new FerrumError('invalid_argument', `${name} must be true or false`);
   return value;
 }
