@@ -173,7 +173,7 @@ cudaGraphExec_t ModelRunner::decodeGraph(int bucket) {
     attention.numSplits = graphSplits(bucket);
     attention.fuseRope = attentionFusesRope(config_.shape.numHeads, config_.shape.numKvHeads);  // rows: one token each
     runLayers(upload, bucket, attention);
-    runHead(upload, bucket);
+    runHead(upload, bucket, false);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "runtime-cuda: decode graph for batch %d not captured (%s); running it eagerly\n", bucket,
                  e.what());

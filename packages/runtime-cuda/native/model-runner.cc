@@ -103,6 +103,7 @@ void ModelRunner::allocateWorkspaces() {
   act_ = DeviceBuffer(bf16Bytes(t * s.intermediateSize));
   proj_ = DeviceBuffer(bf16Bytes(t * s.hiddenSize));
   sampledHidden_ = DeviceBuffer(bf16Bytes(rows * s.hiddenSize));
+  sampledResidual_ = DeviceBuffer(bf16Bytes(rows * s.hiddenSize));
   logits_ = DeviceBuffer(rows * s.vocabSize * sizeof(float));
   // Split-K partials: rows × splits is capped so that long decode batches still fit (see step-execute.cc).
   const size_t rowSplits = std::max<size_t>(static_cast<size_t>(config_.maxBatchSeqs) * kMaxSplits, 64);

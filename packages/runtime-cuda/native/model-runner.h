@@ -51,6 +51,12 @@ struct AttentionPlan {
   int numTiles = 0, tileSplits = 1;
   const int* tiles = nullptr;    // device [numTiles][4], see PrefillAttentionArgs
   bool fuseRope = false;         // every row its sequence's one new token: attention does launchQkvRope's work
+  // The last layer past its KV write for the sampled rows only (an eager step with rows it does not sample):
+  // their attention through launchAttention (kv lists up to maxSampledKvLen), o_proj and MLP at those rows, in
+  // compact buffers that runHead then reads. Only the sampled rows' outputs ever use that work, so a 512-token
+  // prompt runs one row there instead of 512 (llama.cpp's output-row selection).
+  bool sampledRowsOnlyInLastLayer = false;
+  int maxSampledKvLen = 0;
 };
 
 enum class KvTransfer { kCopy, kSwapOut, kSwapIn };
@@ -112,7 +118,13 @@ class ModelRunner {
   void allocateKvPools();
   bf16* weight(int64_t offset) const;
   void runLayers(const int* upload, int numTokens, const AttentionPlan& attention);
-  void runHead(const int* upload, int numSampled);
+  /** Layer `w` after attention for `rows` rows: o_proj, add+RMSNorm into `residual`, MLP; output in proj_. */
+  void runLayerTail(const LayerOffsets& w, bf16* residual, int rows);
+  /**
+   * Final norm, lm_head and sampling of the sampled rows. `compact`: the last layer ran for those rows only, so
+   * their residual and MLP output are rows 0 .. numSampled - 1 of sampledResidual_ and proj_.
+   */
+  void runHead(const int* upload, int numSampled, bool compact);
   /** Decode-graph bucket for `numSeqs` single-token rows, or 0 when graphs are off or it is too large. */
   int graphBucket(int numSeqs) const;
   /** Pack a pure-decode step at the fixed offsets of its bucket's graph; false when it does not fit one. */
@@ -161,6 +173,7 @@ class ModelRunner {
 
   DeviceBuffer arena_, invFreq_, gemmWorkspace_;
   DeviceBuffer residual_, hidden_, qkv_, attnOut_, gateUp_, act_, proj_, sampledHidden_, logits_, partial_;
+  DeviceBuffer sampledResidual_;  // the sampled rows' residual stream in the last layer (sampledRowsOnlyInLastLayer)
   DeviceBuffer kPool_, vPool_;
   PinnedBuffer hostK_, hostV_;
   PinnedBuffer hostLogits_, hostKvIndices_;

@@ -3,6 +3,8 @@
 //   [add+]RMSNorm → QKV GEMM → bias/qk-norm/RoPE/KV write (inside attention in decode graphs) → attention →
 //   o_proj GEMM → add+RMSNorm → gate|up GEMM → SwiGLU (one fused GEMV at 1–8 rows) → down GEMM; then the final
 //   norm for the sampled rows only, lm_head (f32 logits), host logits for the rows that asked, and device sampling.
+// An eager step that samples fewer rows than it runs takes the last layer past its KV write for the sampled rows
+// only (AttentionPlan::sampledRowsOnlyInLastLayer).
 #include <algorithm>
 #include <cmath>
 
@@ -42,8 +44,10 @@ void ModelRunner::launch(int staged) {
     attention.tileSplits = choosePrefillSplits(L.numPrefillTiles, s.numHeads, L.maxPrefillKvLen, L.numTokens, numSms_,
                                                partialRowSplits());
     attention.tiles = upload + L.prefillTiles;
+    attention.sampledRowsOnlyInLastLayer = L.numSampled < L.numTokens;
+    attention.maxSampledKvLen = std::max(L.maxKvLen, L.maxPrefillKvLen);
     if (L.numTokens > 0) runLayers(upload, L.numTokens, attention);
-    if (L.numSampled > 0) runHead(upload, L.numSampled);
+    if (L.numSampled > 0) runHead(upload, L.numSampled, attention.sampledRowsOnlyInLastLayer);
   }
   if (L.sampling && L.numSampled > 0) {
     FERRUM_CUDA(cudaMemcpyAsync(step.output.as(), output_.as(), 2 * config_.maxSampleRows * sizeof(int),
@@ -68,7 +72,6 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
   const int T = numTokens;
   bf16* residual = residual_.as<bf16>();
   bf16* hidden = hidden_.as<bf16>();
-  bf16* proj = proj_.as<bf16>();
   const size_t layerPool = numSlots_ * s.kvDim();
 
   launchEmbedding(weight(config_.embedOffset), upload + L.tokenIds, output_.as<int>(), residual, T, s.hiddenSize,
@@ -76,8 +79,8 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
   for (int l = 0; l < s.numLayers; l++) {
     const LayerOffsets& w = config_.layers[l];
     // Layer l > 0 first adds the previous layer's MLP output into the residual stream.
-    launchAddRmsNorm(residual, l == 0 ? nullptr : proj, nullptr, nullptr, weight(w.inNorm), hidden, T, s.hiddenSize,
-                     s.rmsNormEps, stream_);
+    launchAddRmsNorm(residual, l == 0 ? nullptr : proj_.as<bf16>(), nullptr, nullptr, weight(w.inNorm), hidden, T,
+                     s.hiddenSize, s.rmsNormEps, stream_);
     gemm_->run(hidden, weight(w.qkvW), qkv_.as(), T, s.qkvDim(), s.hiddenSize, false, stream_);
 
     QkvRopeArgs rope{};
@@ -117,6 +120,23 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
     attn.splitSize = plan.splitSize;
     attn.fuseRope = plan.fuseRope;
     attn.rope = rope;
+    if (l == s.numLayers - 1 && plan.sampledRowsOnlyInLastLayer) {
+      const int S = L.numSampled;
+      if (S == 0) return;  // a prompt chunk that samples nothing needed this layer's KV only
+      bf16* sampledResidual = sampledResidual_.as<bf16>();
+      // The embedding kernel gathers table rows by index: here the sampled rows of the residual stream.
+      launchEmbedding(residual, upload + L.sampleRows, output_.as<int>(), sampledResidual, S, s.hiddenSize, stream_);
+      const SplitChoice splits =
+          chooseSplits(S, s.numHeads, s.numKvHeads, plan.maxSampledKvLen, numSms_, partialRowSplits());
+      attn.rowList = upload + L.sampleRows;
+      attn.numRows = S;
+      attn.compactOut = true;
+      attn.numSplits = splits.numSplits;
+      attn.splitSize = splits.splitSize;
+      launchAttention(attn, stream_);
+      runLayerTail(w, sampledResidual, S);
+      return;
+    }
     launchAttention(attn, stream_);
     if (plan.numTiles > 0) {
       PrefillAttentionArgs prefill{};
@@ -140,28 +160,40 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
       launchPrefillAttention(prefill, stream_);
     }
 
-    gemm_->run(attnOut_.as<bf16>(), weight(w.oW), proj, T, s.hiddenSize, s.qDim(), false, stream_);
-    launchAddRmsNorm(residual, proj, weight(w.oBias), nullptr, weight(w.postNorm), hidden, T, s.hiddenSize,
-                     s.rmsNormEps, stream_);
-    if (Gemm::fusesSwiglu(hidden, weight(w.gateUpW), T, s.hiddenSize)) {
-      // Few rows: the GEMV streams gate and up rows together and applies SwiGLU in its epilogue.
-      gemm_->runSwiglu(hidden, weight(w.gateUpW), act_.as<bf16>(), T, s.intermediateSize, s.hiddenSize, stream_);
-    } else {
-      gemm_->run(hidden, weight(w.gateUpW), gateUp_.as(), T, 2 * s.intermediateSize, s.hiddenSize, false, stream_);
-      launchSwiglu(gateUp_.as<bf16>(), act_.as<bf16>(), T, s.intermediateSize, stream_);
-    }
-    gemm_->run(act_.as<bf16>(), weight(w.downW), proj, T, s.hiddenSize, s.intermediateSize, false, stream_);
+    runLayerTail(w, residual, T);
   }
 }
 
-void ModelRunner::runHead(const int* upload, int numSampled) {
+void ModelRunner::runLayerTail(const LayerOffsets& w, bf16* residual, int rows) {
+  const ModelShape& s = config_.shape;
+  bf16* hidden = hidden_.as<bf16>();
+  bf16* proj = proj_.as<bf16>();
+  gemm_->run(attnOut_.as<bf16>(), weight(w.oW), proj, rows, s.hiddenSize, s.qDim(), false, stream_);
+  launchAddRmsNorm(residual, proj, weight(w.oBias), nullptr, weight(w.postNorm), hidden, rows, s.hiddenSize,
+                   s.rmsNormEps, stream_);
+  if (Gemm::fusesSwiglu(hidden, weight(w.gateUpW), rows, s.hiddenSize)) {
+    // Few rows: the GEMV streams gate and up rows together and applies SwiGLU in its epilogue.
+    gemm_->runSwiglu(hidden, weight(w.gateUpW), act_.as<bf16>(), rows, s.intermediateSize, s.hiddenSize, stream_);
+  } else {
+    gemm_->run(hidden, weight(w.gateUpW), gateUp_.as(), rows, 2 * s.intermediateSize, s.hiddenSize, false, stream_);
+    launchSwiglu(gateUp_.as<bf16>(), act_.as<bf16>(), rows, s.intermediateSize, stream_);
+  }
+  gemm_->run(act_.as<bf16>(), weight(w.downW), proj, rows, s.hiddenSize, s.intermediateSize, false, stream_);
+}
+
+void ModelRunner::runHead(const int* upload, int numSampled, bool compact) {
   const ModelShape& s = config_.shape;
   const StepLayout& L = staged_[running_].layout;
   const int S = numSampled;
   const size_t V = static_cast<size_t>(s.vocabSize);
   // The last MLP output joins the residual only for the rows that are sampled.
-  launchAddRmsNorm(residual_.as<bf16>(), proj_.as<bf16>(), nullptr, upload + L.sampleRows, weight(config_.finalNormOffset),
-                   sampledHidden_.as<bf16>(), S, s.hiddenSize, s.rmsNormEps, stream_);
+  if (compact) {
+    launchAddRmsNorm(sampledResidual_.as<bf16>(), proj_.as<bf16>(), nullptr, nullptr, weight(config_.finalNormOffset),
+                     sampledHidden_.as<bf16>(), S, s.hiddenSize, s.rmsNormEps, stream_);
+  } else {
+    launchAddRmsNorm(residual_.as<bf16>(), proj_.as<bf16>(), nullptr, upload + L.sampleRows,
+                     weight(config_.finalNormOffset), sampledHidden_.as<bf16>(), S, s.hiddenSize, s.rmsNormEps, stream_);
+  }
   const bf16* lmHead = weight(config_.lmHeadOffset >= 0 ? config_.lmHeadOffset : config_.embedOffset);
   float* logits = logits_.as<float>();
   gemm_->run(sampledHidden_.as<bf16>(), lmHead, logits, S, s.vocabSize, s.hiddenSize, true, stream_);

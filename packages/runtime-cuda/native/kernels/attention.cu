@@ -93,7 +93,7 @@ struct VSlice {
 };
 
 struct BlockWork {
-  int listPos, row, kvHead, head0, numGroup, begin, end;
+  int listPos, row, outRow, kvHead, head0, numGroup, begin, end;
 };
 
 // Which (row, kv head, heads, kv range) this block serves; begin >= end for a split past the row's end.
@@ -102,6 +102,7 @@ __device__ __forceinline__ BlockWork blockWork(const AttentionArgs& a) {
   BlockWork w;
   w.listPos = blockIdx.x;
   w.row = a.rowList != nullptr ? a.rowList[w.listPos] : w.listPos;
+  w.outRow = a.compactOut ? w.listPos : w.row;
   const int group = a.numHeads / a.numKvHeads;
   const int groupBlocks = (group + G - 1) / G;
   w.kvHead = blockIdx.y / groupBlocks;
@@ -203,7 +204,7 @@ __global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) 
       if (t < w.numGroup) partialMl(a)[partialIndex(a, w.listPos, w.head0 + t, blockIdx.z)] = make_float2(-INFINITY, 0.f);
     } else {
       for (int i = t; i < w.numGroup * D; i += kThreads) {
-        a.out[static_cast<size_t>(w.row) * a.numHeads * D + static_cast<size_t>(w.head0) * D + i] = __float2bfloat16(0.f);
+        a.out[static_cast<size_t>(w.outRow) * a.numHeads * D + static_cast<size_t>(w.head0) * D + i] = __float2bfloat16(0.f);
       }
     }
     return;
@@ -374,7 +375,7 @@ __global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) 
     for (int k = 0; k < Geo::kPartSums; k++) o += red[k][g][d];
     const int head = w.head0 + g;
     if (a.numSplits == 1) {
-      a.out[static_cast<size_t>(w.row) * a.numHeads * D + static_cast<size_t>(head) * D + d] = __float2bfloat16(o / lS[g]);
+      a.out[static_cast<size_t>(w.outRow) * a.numHeads * D + static_cast<size_t>(head) * D + d] = __float2bfloat16(o / lS[g]);
     } else {
       const size_t at = partialIndex(a, w.listPos, head, blockIdx.z);
       a.partial[at * D + d] = o;
@@ -427,7 +428,7 @@ __global__ void __launch_bounds__(kThreads) attentionCombineKernel(AttentionArgs
     }
   }
   __syncthreads();
-  const int row = a.rowList != nullptr ? a.rowList[listPos] : listPos;
+  const int row = a.rowList != nullptr && !a.compactOut ? a.rowList[listPos] : listPos;
   const float inv = sum > 0.f ? 1.f / sum : 0.f;  // sum 0: the row attended to nothing
   for (int d = threadIdx.x; d < D; d += kThreads) {
     float o = 0.f;

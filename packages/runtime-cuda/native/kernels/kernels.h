@@ -99,8 +99,10 @@ struct AttentionArgs {
   const int* rowKvStart;     // [T] offset of the row's sequence in kvIndices
   const int* rowKvLen;       // [T] kv entries the row attends to (causal: prefix + new tokens up to itself)
   const int* rowList;        // [numRows] batch rows to attend, or null for rows 0 .. numRows - 1: list entry i
-                             // reads q, rowKvStart, rowKvLen and writes out at row rowList[i]
-  bf16* out;                 // [T][numHeads * headDim]
+                             // reads q, rowKvStart, rowKvLen and writes out at row rowList[i] (at row i with
+                             // compactOut)
+  bf16* out;                 // [T][numHeads * headDim], or [numRows][numHeads * headDim] with compactOut
+  bool compactOut;
   float* partial;            // when numSplits > 1: numRows * numHeads * numSplits * (headDim + 2) floats, indexed
                              // by list position i (not batch row): O [i][head][split][headDim], then (m, l) pairs
                              // [i][head][split]
