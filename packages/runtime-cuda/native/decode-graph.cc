@@ -105,27 +105,42 @@ bool ModelRunner::stageDecodeGraph(const StepView& v, StepLayout& L, int* w) {
   return true;
 }
 
+std::vector<ModelRunner::LayerProduct> ModelRunner::layerProducts() const {
+  const ModelShape& s = config_.shape;
+  const LayerOffsets& w = config_.layers[0];  // every layer has the same shapes
+  return {{hidden_.as<bf16>(), weight(w.qkvW), qkv_.as(), s.qkvDim(), s.hiddenSize, false},
+          {attnOut_.as<bf16>(), weight(w.oW), proj_.as(), s.hiddenSize, s.qDim(), false},
+          {hidden_.as<bf16>(), weight(w.gateUpW), gateUp_.as(), 2 * s.intermediateSize, s.hiddenSize, true},
+          {act_.as<bf16>(), weight(w.downW), proj_.as(), s.hiddenSize, s.intermediateSize, false}};
+}
+
+const bf16* ModelRunner::lmHead() const {
+  return weight(config_.lmHeadOffset >= 0 ? config_.lmHeadOffset : config_.embedOffset);
+}
+
 void ModelRunner::tuneGemms(int rows) {
   tuneLayerGemms(rows);
   const ModelShape& s = config_.shape;
-  const bf16* lmHead = weight(config_.lmHeadOffset >= 0 ? config_.lmHeadOffset : config_.embedOffset);
-  gemm_->tune(sampledHidden_.as<bf16>(), lmHead, logits_.as(), rows, s.vocabSize, s.hiddenSize, true, stream_);
+  gemm_->tune(sampledHidden_.as<bf16>(), lmHead(), logits_.as(), rows, s.vocabSize, s.hiddenSize, true, stream_);
 }
 
 void ModelRunner::tuneLayerGemms(int rows) {
-  const ModelShape& s = config_.shape;
-  const LayerOffsets& w = config_.layers[0];  // every layer has the same shapes
-  gemm_->tune(hidden_.as<bf16>(), weight(w.qkvW), qkv_.as(), rows, s.qkvDim(), s.hiddenSize, false, stream_);
-  gemm_->tune(attnOut_.as<bf16>(), weight(w.oW), proj_.as(), rows, s.hiddenSize, s.qDim(), false, stream_);
-  // The gate|up product runs as the fused SwiGLU GEMV where it can (as runLayers decides), else as a GEMM.
-  if (Gemm::fusesSwiglu(hidden_.as<bf16>(), weight(w.gateUpW), rows, s.hiddenSize)) {
-    gemm_->tuneSwiglu(hidden_.as<bf16>(), weight(w.gateUpW), act_.as<bf16>(), rows, s.intermediateSize, s.hiddenSize,
-                      stream_);
-  } else {
-    gemm_->tune(hidden_.as<bf16>(), weight(w.gateUpW), gateUp_.as(), rows, 2 * s.intermediateSize, s.hiddenSize,
-                false, stream_);
+  for (const LayerProduct& p : layerProducts()) {
+    // The gate|up product runs as the fused SwiGLU GEMV where it can (as runLayerTail decides), else as a GEMM.
+    if (p.gated && Gemm::fusesSwiglu(p.x, p.w, rows, p.k)) {
+      gemm_->tuneSwiglu(p.x, p.w, act_.as<bf16>(), rows, p.n / 2, p.k, stream_);
+    } else {
+      gemm_->tune(p.x, p.w, p.y, rows, p.n, p.k, false, stream_);
+    }
   }
-  gemm_->tune(act_.as<bf16>(), weight(w.downW), proj_.as(), rows, s.hiddenSize, s.intermediateSize, false, stream_);
+}
+
+void ModelRunner::prepareGemms(int rows) {
+  for (const LayerProduct& p : layerProducts()) gemm_->prepare(p.x, p.w, p.y, rows, p.n, p.k, false, stream_);
+  const ModelShape& s = config_.shape;
+  if (rows <= config_.maxSampleRows) {
+    gemm_->prepare(sampledHidden_.as<bf16>(), lmHead(), logits_.as(), rows, s.vocabSize, s.hiddenSize, true, stream_);
+  }
 }
 
 void ModelRunner::captureDecodeGraphs() {

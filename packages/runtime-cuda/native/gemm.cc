@@ -211,6 +211,13 @@ void Gemm::run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool 
   runCublas(p, x, w, y, stream);
 }
 
+void Gemm::prepare(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
+  if (m == 0 || gemvSupports(x, w, m, k)) return;
+  Plan& p = plan(m, n, k, outF32);
+  prepareCublas(p, m, n, k, outF32);
+  runCublas(p, x, w, y, stream);
+}
+
 void Gemm::runVia(GemmPath path, const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32,
                   cudaStream_t stream) {
   if (path == GemmPath::kAuto) {

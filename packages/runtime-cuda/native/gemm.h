@@ -4,7 +4,8 @@
 // (the decode-graph batch sizes, and powers of two of prefill rows from kSharedTuningMinRows) takes the fastest of
 // cuBLASLt's candidates, or of the GEMV's block sizes. An untuned cuBLASLt shape of at least kSharedTuningMinRows
 // rows takes the algorithm tuned for the fewest rows at or above its own with the same N and K, where cuBLASLt
-// accepts it for this shape; other untuned shapes take the heuristic's first choice.
+// accepts it for this shape; other untuned shapes take the heuristic's first choice, made ahead of time where the
+// runner prepared the shape (Gemm::prepare).
 #pragma once
 
 #include <cublasLt.h>
@@ -49,6 +50,12 @@ class Gemm {
    * call while capturing.
    */
   void tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream);
+  /**
+   * Plan this shape now as `run` would on first use (the heuristic's query, or a shared tuned algorithm), and enqueue
+   * one run on these operands (overwriting y) so that its kernel is loaded. On the H100 a cuBLASLt shape met first
+   * inside a step stalled that step's GPU work by 0.7–12 ms (the query, and loading a kernel not used before).
+   */
+  void prepare(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream);
   /** Whether runSwiglu takes this product (the GEMV's support). */
   static bool fusesSwiglu(const bf16* x, const bf16* gateUp, int m, int k) { return gemvSupports(x, gateUp, m, k); }
   /** y = silu(x · gateᵀ) × (x · upᵀ) for gateUp [2 · inter][k] (launchGemvSwiglu); only where fusesSwiglu. */

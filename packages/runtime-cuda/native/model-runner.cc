@@ -68,6 +68,12 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   // size from kSharedTuningMinRows takes the algorithm tuned for the next of these up (Gemm::prepareCublas).
   for (int rows = kSharedTuningMinRows; rows < config_.maxBatchTokens; rows *= 2) tuneLayerGemms(rows);
   if (config_.maxBatchTokens >= kSharedTuningMinRows) tuneLayerGemms(config_.maxBatchTokens);
+  // Every smaller row count past the GEMV's planned now, so that no step stalls on cuBLASLt's choice of an
+  // algorithm or on loading its kernel (Gemm::prepare; each row count keeps the heuristic's own choice: lending one
+  // count's algorithm to its neighbours made a 300-token prefill 27% slower on the H100).
+  const int prepareTop = std::min(kSharedTuningMinRows - 1, config_.maxBatchTokens);
+  for (int rows = kGemvMaxRows + 1; rows <= prepareTop; rows++) prepareGemms(rows);
+  FERRUM_CUDA(cudaStreamSynchronize(stream_));
 }
 
 ModelRunner::~ModelRunner() {

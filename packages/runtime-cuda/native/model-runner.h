@@ -141,6 +141,19 @@ class ModelRunner {
   void tuneGemms(int rows);
   /** tuneGemms for the layers' products only (prefill row counts: lm_head takes only the sampled rows). */
   void tuneLayerGemms(int rows);
+  /** Gemm::prepare for every product a step of `rows` rows runs (lm_head where that many rows can be sampled). */
+  void prepareGemms(int rows);
+  /** A layer's product as the step runs it: y = x · wᵀ, n outputs of k inputs, on the step's workspaces. */
+  struct LayerProduct {
+    const bf16* x;
+    const bf16* w;
+    void* y;
+    int n, k;
+    bool gated;  // gate|up: the fused SwiGLU GEMV where it takes the rows
+  };
+  /** The layer products of layer 0 (every layer has the same shapes). */
+  std::vector<LayerProduct> layerProducts() const;
+  const bf16* lmHead() const;
   /** Attention splits of a decode graph: chosen for long contexts, the split size decided per row on device. */
   int graphSplits(int bucket) const;
   /** Rows × splits the attention partials workspace holds. */

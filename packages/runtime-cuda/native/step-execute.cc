@@ -194,9 +194,8 @@ void ModelRunner::runHead(const int* upload, int numSampled, bool compact) {
     launchAddRmsNorm(residual_.as<bf16>(), proj_.as<bf16>(), nullptr, upload + L.sampleRows,
                      weight(config_.finalNormOffset), sampledHidden_.as<bf16>(), S, s.hiddenSize, s.rmsNormEps, stream_);
   }
-  const bf16* lmHead = weight(config_.lmHeadOffset >= 0 ? config_.lmHeadOffset : config_.embedOffset);
   float* logits = logits_.as<float>();
-  gemm_->run(sampledHidden_.as<bf16>(), lmHead, logits, S, s.vocabSize, s.hiddenSize, true, stream_);
+  gemm_->run(sampledHidden_.as<bf16>(), lmHead(), logits, S, s.vocabSize, s.hiddenSize, true, stream_);
 
   float* hostLogits = hostLogits_.as<float>();
   if (!L.sampling) {
