@@ -53,7 +53,7 @@ class Gemm {
   /**
    * Plan this shape now as `run` would on first use (the heuristic's query, or a shared tuned algorithm), and enqueue
    * one run on these operands (overwriting y) so that its kernel is loaded. On the H100 a cuBLASLt shape met first
-   * inside a step stalled that step's GPU work by 0.7–12 ms (the query, and loading a kernel not used before).
+   * inside a step stalled that step's GPU work by 0.7–14 ms (the query, and loading a kernel not used before).
    */
   void prepare(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream);
   /** Whether runSwiglu takes this product (the GEMV's support). */
