@@ -6,7 +6,6 @@
 #include <string>
 
 #include "cuda-check.h"
-#include "host-spin.h"
 
 namespace ferrum {
 namespace {

@@ -186,14 +186,10 @@ void ModelRunner::runHead(const int* upload, int numSampled, bool compact) {
   const StepLayout& L = staged_[running_].layout;
   const int S = numSampled;
   const size_t V = static_cast<size_t>(s.vocabSize);
-  // The last MLP output joins the residual only for the rows that are sampled.
-  if (compact) {
-    launchAddRmsNorm(sampledResidual_.as<bf16>(), proj_.as<bf16>(), nullptr, nullptr, weight(config_.finalNormOffset),
-                     sampledHidden_.as<bf16>(), S, s.hiddenSize, s.rmsNormEps, stream_);
-  } else {
-    launchAddRmsNorm(residual_.as<bf16>(), proj_.as<bf16>(), nullptr, upload + L.sampleRows,
-                     weight(config_.finalNormOffset), sampledHidden_.as<bf16>(), S, s.hiddenSize, s.rmsNormEps, stream_);
-  }
+  // The last MLP output joins the residual only for the rows that are sampled (already gathered when compact).
+  launchAddRmsNorm(compact ? sampledResidual_.as<bf16>() : residual_.as<bf16>(), proj_.as<bf16>(), nullptr,
+                   compact ? nullptr : upload + L.sampleRows, weight(config_.finalNormOffset), sampledHidden_.as<bf16>(),
+                   S, s.hiddenSize, s.rmsNormEps, stream_);
   float* logits = logits_.as<float>();
   gemm_->run(sampledHidden_.as<bf16>(), lmHead(), logits, S, s.vocabSize, s.hiddenSize, true, stream_);
 
