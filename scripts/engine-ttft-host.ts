@@ -7,11 +7,13 @@
 //
 // Workload, as `scripts/gpu/trace-ttft.ts`: sequential 512-token prompts, then agent turns (a 2,000-token system
 // prompt shared by turns of 64 new tokens, prefix cache on), 8 output tokens each; medians after 5 warm-up
-// requests. `--step-ms 0` answers on the next turn of the event loop; a positive value holds each step that long
-// (polled with setImmediate, which keeps the thread awake and allocates: V8 scavenges every ~15 ms then).
+// requests. `--step-ms 0` answers on the next turn of the event loop; a positive value holds each step that long,
+// waited for as `--wait` says: `poll` (setImmediate turns: the thread stays awake and allocates, so V8 scavenges
+// every ~15 ms), `busy` (one synchronous loop that allocates nothing and blocks the event loop until the step is
+// due) or `timer` (setTimeout: the thread sleeps).
 //
 // Run: node --import "$(pwd)/packages/engine/node_modules/tsx/dist/esm/index.mjs" --conditions=@ferrum/source \
-//        scripts/engine-ttft-host.ts [--step-ms 0] [--requests 60]
+//        scripts/engine-ttft-host.ts [--step-ms 0] [--wait poll|busy|timer] [--requests 60]
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -28,8 +30,15 @@ import {
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
-  options: { 'step-ms': { type: 'string', default: '0' }, requests: { type: 'string', default: '60' } },
+  options: {
+    'step-ms': { type: 'string', default: '0' },
+    wait: { type: 'string', default: 'poll' },
+    requests: { type: 'string', default: '60' },
+  },
 });
+const wait = values.wait;
+if (wait !== 'poll' && wait !== 'busy' && wait !== 'timer')
+  throw new Error('--wait must be poll, busy or timer');
 const stepMs = Number(values['step-ms']);
 const numRequests = Number(values.requests);
 const WARM_UP = 5;
@@ -88,12 +97,21 @@ function standInBackend(): ComputeBackend {
           const doneMs = Math.max(record.calledMs, lastDoneMs) + stepMs;
           lastDoneMs = doneMs;
           return new Promise((settle) => {
-            const poll = () => {
-              if (performance.now() < doneMs) return void setImmediate(poll);
+            const done = () => {
               record.settledMs = performance.now();
               settle(result);
             };
-            setImmediate(poll);
+            const poll = () => (performance.now() < doneMs ? void setImmediate(poll) : done());
+            if (wait === 'timer') {
+              setTimeout(done, Math.max(0, doneMs - performance.now()));
+            } else if (wait === 'busy') {
+              setImmediate(() => {
+                while (performance.now() < doneMs);
+                done();
+              });
+            } else {
+              setImmediate(poll);
+            }
           });
         },
         dispose: async () => undefined,
@@ -137,7 +155,9 @@ async function traced(prompt: number[]): Promise<number[]> {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-console.log(`| workload (step ${stepMs} ms) | TTFT ms | engine before step | step | engine after step |`);
+console.log(
+  `| workload (step ${stepMs} ms, ${wait}) | TTFT ms | engine before step | step | engine after step |`,
+);
 console.log('| --- | --- | --- | --- | --- |');
 const system = randomPrompt(2000);
 for (const [label, prompt] of [
