@@ -154,6 +154,15 @@ function run(
   return addon!.runGemm(path, c.x.subarray(0, m * k), c.w, m, n, k, outF32, iterations, 0).output;
 }
 
+/** A Case made before the enclosing describe's tests run: filled in by its beforeAll, not at collection. */
+function caseBeforeAll(rows: number, n: number, k: number, seed: number): Case {
+  const c = {} as Case;
+  beforeAll(() => {
+    Object.assign(c, makeCase(rows, n, k, seed));
+  });
+  return c;
+}
+
 function sameBits(a: Float32Array, b: Float32Array): boolean {
   const wa = new Uint32Array(a.buffer, a.byteOffset, a.length);
   const wb = new Uint32Array(b.buffer, b.byteOffset, b.length);
@@ -165,10 +174,7 @@ describe.skipIf(!addon)(
   () => {
     describe.each(SHAPES)('n $n, k $k', ({ n, k, maxRows }) => {
       const rows = ROWS.filter((m) => m <= maxRows);
-      let c: Case;
-      beforeAll(() => {
-        c = makeCase(maxRows, n, k, n * 31 + k);
-      });
+      const c = caseBeforeAll(maxRows, n, k, n * 31 + k);
 
       it.each(rows)('%i rows, f32 and bf16 outputs', (m) => {
         const paths: NativeGemmPath[] = ['auto', ...gemvBlockSizes(m)];
@@ -186,10 +192,7 @@ describe.skipIf(!addon)(
     describe('paths and determinism (n 2560, k 4096)', () => {
       const n = 2560;
       const k = 4096;
-      let c: Case;
-      beforeAll(() => {
-        c = makeCase(33, n, k, 7);
-      });
+      const c = caseBeforeAll(33, n, k, 7);
 
       // Gemm::tune picks a block size by timing, so two loads of a model may pick differently: results must not
       // depend on it.
@@ -221,10 +224,7 @@ describe.skipIf(!addon)(
     describe('an algorithm tuned at more rows (n 72, k 64)', () => {
       const n = 72;
       const k = 64;
-      let c: Case;
-      beforeAll(() => {
-        c = makeCase(1500, n, k, 11);
-      });
+      const c = caseBeforeAll(1500, n, k, 11);
 
       it.each([1024, 1100, 1500])('%i rows, f32 and bf16 outputs', (m) => {
         for (const outF32 of [true, false]) {
@@ -240,10 +240,7 @@ describe.skipIf(!addon)(
       { inter: 100, k: 136 },
     ])('gate|up with SwiGLU fused: inter $inter, k $k', ({ inter, k }) => {
       const n = 2 * inter;
-      let c: Case;
-      beforeAll(() => {
-        c = makeCase(16, n, k, inter * 17 + k);
-      });
+      const c = caseBeforeAll(16, n, k, inter * 17 + k);
 
       it.each([1, 2, 3, 5, 8])('%i rows, the same bits at every block size', (m) => {
         const reference = c.reference.subarray(0, m * n);
