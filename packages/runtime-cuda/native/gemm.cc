@@ -212,10 +212,7 @@ void Gemm::run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool 
 }
 
 void Gemm::prepare(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32, cudaStream_t stream) {
-  if (m == 0 || gemvSupports(x, w, m, k)) return;
-  Plan& p = plan(m, n, k, outF32);
-  prepareCublas(p, m, n, k, outF32);
-  runCublas(p, x, w, y, stream);
+  if (!gemvSupports(x, w, m, k)) run(x, w, y, m, n, k, outF32, stream);  // run's first use plans the shape
 }
 
 void Gemm::runVia(GemmPath path, const bf16* x, const bf16* w, void* y, int m, int n, int k, bool outF32,
