@@ -52,11 +52,10 @@ struct AttentionPlan {
   const int* tiles = nullptr;    // device [numTiles][4], see PrefillAttentionArgs
   bool fuseRope = false;         // every row its sequence's one new token: attention does launchQkvRope's work
   // The last layer past its KV write for the sampled rows only (an eager step with rows it does not sample):
-  // their attention through launchAttention (kv lists up to maxSampledKvLen), o_proj and MLP at those rows, in
-  // compact buffers that runHead then reads. Only the sampled rows' outputs ever use that work, so a 512-token
-  // prompt runs one row there instead of 512 (llama.cpp's output-row selection).
+  // their attention through launchAttention, o_proj and MLP at those rows, in compact buffers that runHead then
+  // reads. Only the sampled rows' outputs ever use that work, so a 512-token prompt runs one row there instead of
+  // 512 (llama.cpp's output-row selection).
   bool sampledRowsOnlyInLastLayer = false;
-  int maxSampledKvLen = 0;
 };
 
 enum class KvTransfer { kCopy, kSwapOut, kSwapIn };

@@ -45,7 +45,6 @@ void ModelRunner::launch(int staged) {
                                                partialRowSplits());
     attention.tiles = upload + L.prefillTiles;
     attention.sampledRowsOnlyInLastLayer = L.numSampled < L.numTokens;
-    attention.maxSampledKvLen = std::max(L.maxKvLen, L.maxPrefillKvLen);
     if (L.numTokens > 0) runLayers(upload, L.numTokens, attention);
     if (L.numSampled > 0) runHead(upload, L.numSampled, attention.sampledRowsOnlyInLastLayer);
   }
@@ -126,8 +125,8 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
       bf16* sampledResidual = sampledResidual_.as<bf16>();
       // The embedding kernel gathers table rows by index: here the sampled rows of the residual stream.
       launchEmbedding(residual, upload + L.sampleRows, output_.as<int>(), sampledResidual, S, s.hiddenSize, stream_);
-      const SplitChoice splits =
-          chooseSplits(S, s.numHeads, s.numKvHeads, plan.maxSampledKvLen, numSms_, partialRowSplits());
+      const SplitChoice splits = chooseSplits(S, s.numHeads, s.numKvHeads, std::max(L.maxKvLen, L.maxPrefillKvLen),
+                                              numSms_, partialRowSplits());
       attn.rowList = upload + L.sampleRows;
       attn.numRows = S;
       attn.compactOut = true;
