@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ModelExecutor } from '@ferrum/interfaces';
 import { type TinyModel, tinyModelsIn } from '@ferrum/models/testing';
-import type { ModelConfig } from '@ferrum/types';
 import { createCudaBackend } from '../src/index.js';
+
+export { loadCuda } from './load-cuda.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..', '..');
@@ -19,23 +19,6 @@ export function tinyModels(): TinyModel[] {
     ...tinyModelsIn(path.join(repoRoot, 'fixtures', 'tiny-models'), 'repo'),
     ...tinyModelsIn(path.resolve(repoRoot, '..', 'shared', 'fixtures', 'tiny-models'), 'shared'),
   ];
-}
-
-/** Loads a checkpoint on the CUDA backend with test-sized pools. */
-export function loadCuda(
-  dir: string,
-  config: ModelConfig,
-  backendOptions: Record<string, unknown> = {},
-): Promise<ModelExecutor> {
-  return createCudaBackend().loadModel({
-    modelDir: dir,
-    config,
-    loadFormat: 'safetensors',
-    maxKvTokens: 4096,
-    maxBatchTokens: 512,
-    maxBatchSeqs: 16,
-    backendOptions: { maxSampleRows: 512, swapSpaceTokens: 1024, ...backendOptions },
-  });
 }
 
 /** Whether the CUDA backend can run here, and why not. */

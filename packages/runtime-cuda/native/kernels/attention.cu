@@ -217,6 +217,10 @@ __global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) 
   }
   const bf16* qRow = a.q + static_cast<size_t>(w.row) * a.qRowStride + static_cast<size_t>(w.head0) * D;
   if (a.fuseRope) {
+    // cosS and sinS were filled by the first D / 2 threads and every warp reads all of them. Without this barrier
+    // a warp could rotate with entries not yet written: under GPU time-slicing with other processes, decode graphs
+    // of one model then gave different logits run to run (gpu-fused-rope.test.ts).
+    __syncthreads();
     fusedRope<D, G>(a, w, r, qNorm, kNorm, cosS, sinS, qs);
   } else {
     for (int i = t; i < G * D / 8; i += kThreads) {
