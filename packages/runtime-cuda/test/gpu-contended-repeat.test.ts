@@ -1,9 +1,9 @@
-// Decode graphs give the same bits every time, also while another process uses the GPU. Reference: the same
-// steps on the same executor before the other process starts. The GPU time-slices between the two processes'
-// contexts, so the test's kernels are stopped and resumed at arbitrary points: a missing barrier between a
-// block's warps shows as logits that change from run to run (the fused RoPE's sin/cos table did, before it had
-// one). Programmatic launch is off here because its waits usually give a block's warps time to line up, which
-// hides such races (FERRUM_CUDA_PDL=0 is read when a model loads).
+// A model's steps (a prefill, then decode graphs) give the same bits every time, also while another process uses
+// the GPU. Reference: the same steps on the same executor before the other process starts. The GPU time-slices
+// between the two processes' contexts, so the test's kernels are stopped and resumed at arbitrary points: a
+// missing barrier between a block's warps shows as logits that change from run to run (the fused RoPE's sin/cos
+// table did, before it had one). Programmatic launch is off here because its waits usually give a block's warps
+// time to line up, which hides such races (FERRUM_CUDA_PDL=0 is read when a model loads).
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -13,10 +13,23 @@ import { buildBatch, range } from '@ferrum/models/testing';
 import { DEFAULT_SAMPLING_PARAMS, type ForwardResult, type RowSampling } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaModelExecutor } from '../src/index.js';
-import { cudaAvailability, loadCuda, tinyModels } from './support.js';
+import { cudaAvailability, dummyQwen3Dir, loadCuda, tinyModels } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 const models = tinyModels();
+/**
+ * The tiny checkpoints, then dummy weights in real attention shapes: head dim 128 with 4 query heads a kv head
+ * (Qwen3-4B's, the wgmma prefill kernel on Hopper) and head dim 64 with 8 (the largest group decode graphs fuse).
+ */
+const cases = [
+  ...models.map((m) => ({ label: m.label, dir: m.dir, dummy: false })),
+  ...(available
+    ? [
+        { label: 'dummy head dim 128, 8 heads, 2 kv heads', dir: dummyQwen3Dir(128, 8, 2), dummy: true },
+        { label: 'dummy head dim 64, 16 heads, 2 kv heads', dir: dummyQwen3Dir(64, 16, 2), dummy: true },
+      ]
+    : []),
+];
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** tsx's loader, so the forked contender runs TypeScript from the workspace sources. */
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -29,7 +42,7 @@ const ROUNDS = 25;
 describe.skipIf(!available || models.length === 0)(
   `cuda: decode graphs repeat bit for bit while another process uses the GPU${available ? '' : ` (skipped: ${reason})`}`,
   () => {
-    describe.each(models.map((m) => [m.label, m.dir] as const))('%s', (_label, dir) => {
+    describe.each(cases)('$label', ({ dir, dummy }) => {
       let executor: CudaModelExecutor;
       let vocab = 0;
       beforeAll(async () => {
@@ -38,7 +51,7 @@ describe.skipIf(!available || models.length === 0)(
         const pdl = process.env.FERRUM_CUDA_PDL;
         process.env.FERRUM_CUDA_PDL = '0';
         try {
-          executor = (await loadCuda(dir, config)) as CudaModelExecutor;
+          executor = (await loadCuda(dir, config, {}, dummy ? 'dummy' : 'safetensors')) as CudaModelExecutor;
         } finally {
           if (pdl === undefined) delete process.env.FERRUM_CUDA_PDL;
           else process.env.FERRUM_CUDA_PDL = pdl;

@@ -8,15 +8,12 @@
 // The prefill kernels carry P as a bf16 hi + lo pair, so they agree with the decode kernel to f32 rounding;
 // what remains is the GEMMs' bf16 rounding at different row counts (GEMV for one row, cuBLASLt for many):
 // every position's logits must agree within the golden suite's cross-path tolerance.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { ModelExecutor } from '@ferrum/interfaces';
 import { loadModelConfig } from '@ferrum/models';
 import { buildBatch, maxAbsDiff, range, type SeqStep, valueRange } from '@ferrum/models/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCudaBackend } from '../src/index.js';
-import { cudaAvailability } from './support.js';
+import { cudaAvailability, dummyQwen3Dir } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 
@@ -25,25 +22,6 @@ const PROMPT = 200; // four prefill tiles of 64 rows, the last one partial
 const LONG_PREFIX = 1100;
 const LONG_CHUNK = 64;
 const TOLERANCE = 5e-3; // of the logit range, as the golden suite's cross-path checks
-
-function configFor(headDim: number, heads: number, kvHeads: number): Record<string, unknown> {
-  return {
-    architectures: ['Qwen3ForCausalLM'],
-    model_type: 'qwen3',
-    hidden_size: 256,
-    intermediate_size: 512,
-    num_hidden_layers: 2,
-    num_attention_heads: heads,
-    num_key_value_heads: kvHeads,
-    head_dim: headDim,
-    vocab_size: 512,
-    max_position_embeddings: 4096,
-    rms_norm_eps: 1e-6,
-    rope_theta: 1000000,
-    tie_word_embeddings: true,
-    torch_dtype: 'bfloat16',
-  };
-}
 
 describe.skipIf(!available)(
   `cuda: prefill attention tiles match decode-row attention${available ? '' : ` (skipped: ${reason})`}`,
@@ -66,8 +44,7 @@ describe.skipIf(!available)(
         let vocab = 0;
         const prompt: number[] = [];
         beforeAll(async () => {
-          const dir = mkdtempSync(path.join(os.tmpdir(), 'ferrum-prefill-'));
-          writeFileSync(path.join(dir, 'config.json'), JSON.stringify(configFor(headDim, heads, kvHeads)));
+          const dir = dummyQwen3Dir(headDim, heads, kvHeads);
           const config = await loadModelConfig(dir);
           vocab = config.vocabSize;
           // The runner reads the switch when the model loads.

@@ -1,19 +1,21 @@
 // loadCuda apart from support.ts: support reads tiny models through @ferrum/models/testing, which needs vitest,
 // and gpu-contender.ts runs outside it.
 import type { ModelExecutor } from '@ferrum/interfaces';
-import type { ModelConfig } from '@ferrum/types';
+import type { LoadFormat, ModelConfig } from '@ferrum/types';
 import { createCudaBackend } from '../src/index.js';
 
-/** Loads a checkpoint on the CUDA backend with test-sized pools. */
+/** Loads a checkpoint (or `dummy` weights, seeded, for a directory holding only config.json) with test-sized pools. */
 export function loadCuda(
   dir: string,
   config: ModelConfig,
   backendOptions: Record<string, unknown> = {},
+  loadFormat: LoadFormat = 'safetensors',
 ): Promise<ModelExecutor> {
   return createCudaBackend().loadModel({
     modelDir: dir,
     config,
-    loadFormat: 'safetensors',
+    loadFormat,
+    seed: 3,
     maxKvTokens: 4096,
     maxBatchTokens: 512,
     maxBatchSeqs: 16,

@@ -1,3 +1,5 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type TinyModel, tinyModelsIn } from '@ferrum/models/testing';
@@ -25,4 +27,31 @@ export function tinyModels(): TinyModel[] {
 export async function cudaAvailability(): Promise<{ available: boolean; reason: string }> {
   const capabilities = await createCudaBackend().probe();
   return { available: capabilities.available, reason: capabilities.reason ?? capabilities.device };
+}
+
+/**
+ * A directory holding only the config.json of a small Qwen3-shaped model (2 layers, hidden 256, vocab 512) with
+ * real attention shapes, for `dummy` loads: the tiny checkpoints' head dims (16, 32) leave the kernels of real
+ * models' 64 and 128 unexercised.
+ */
+export function dummyQwen3Dir(headDim: number, heads: number, kvHeads: number): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ferrum-dummy-'));
+  const config = {
+    architectures: ['Qwen3ForCausalLM'],
+    model_type: 'qwen3',
+    hidden_size: 256,
+    intermediate_size: 512,
+    num_hidden_layers: 2,
+    num_attention_heads: heads,
+    num_key_value_heads: kvHeads,
+    head_dim: headDim,
+    vocab_size: 512,
+    max_position_embeddings: 4096,
+    rms_norm_eps: 1e-6,
+    rope_theta: 1000000,
+    tie_word_embeddings: true,
+    torch_dtype: 'bfloat16',
+  };
+  writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
+  return dir;
 }
