@@ -1,16 +1,16 @@
-// A model's steps (a prefill, then decode graphs) give the same bits every time, also while another process uses
-// the GPU. Reference: the same steps on the same executor before the other process starts. The GPU time-slices
-// between the two processes' contexts, so the test's kernels are stopped and resumed at arbitrary points: a
-// missing barrier between a block's warps shows as logits that change from run to run (the fused RoPE's sin/cos
-// table did, before it had one). Programmatic launch is off here because its waits usually give a block's warps
-// time to line up, which hides such races (FERRUM_CUDA_PDL=0 is read when a model loads).
+// A model's steps (prefills, prompt chunks over a cached prefix, decode graphs) give the same bits every time, also
+// while another process uses the GPU. Reference: the same steps on the same executor before the other process
+// starts. The GPU time-slices between the two processes' contexts, so the test's kernels are stopped and resumed at
+// arbitrary points: a missing barrier between a block's warps shows as logits that change from run to run (the fused
+// RoPE's sin/cos table did, before it had one). Programmatic launch is off here because its waits usually give a
+// block's warps time to line up, which hides such races (FERRUM_CUDA_PDL=0 is read when a model loads).
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadModelConfig } from '@ferrum/models';
-import { buildBatch, range } from '@ferrum/models/testing';
-import { DEFAULT_SAMPLING_PARAMS, type ForwardResult, type RowSampling } from '@ferrum/types';
+import { buildBatch, range, type SeqStep } from '@ferrum/models/testing';
+import { DEFAULT_SAMPLING_PARAMS, type RowSampling } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaModelExecutor } from '../src/index.js';
 import { cudaAvailability, dummyQwen3Dir, loadCuda, tinyModels } from './support.js';
@@ -35,12 +35,21 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 const PROMPT_LENGTHS = [7, 90, 33];
-const SLOT_BASE = [0, 500, 1000];
+const LONG_PREFIX = 1100;
+const LONG_CHUNK = 64;
+/** The long prompt's steps: chunks within the 512-token step budget, then LONG_CHUNK over LONG_PREFIX cached. */
+const LONG_CHUNKS = [
+  [0, 500],
+  [500, 1000],
+  [1000, LONG_PREFIX],
+  [LONG_PREFIX, LONG_PREFIX + LONG_CHUNK],
+];
+const SLOT_BASE = [0, 500, 1000, 1500];
 const DECODE_STEPS = 8;
 const ROUNDS = 25;
 
 describe.skipIf(!available || models.length === 0)(
-  `cuda: decode graphs repeat bit for bit while another process uses the GPU${available ? '' : ` (skipped: ${reason})`}`,
+  `cuda: steps repeat bit for bit while another process uses the GPU${available ? '' : ` (skipped: ${reason})`}`,
   () => {
     describe.each(cases)('$label', ({ dir, dummy }) => {
       let executor: CudaModelExecutor;
@@ -67,44 +76,66 @@ describe.skipIf(!available || models.length === 0)(
           state = (state * 1103515245 + 12345) % 2 ** 31;
           return state % vocab;
         };
-        const prompts = PROMPT_LENGTHS.map((length) => Array.from({ length }, next));
-        /** One round: the prompts' prefill, then decode steps (graphs); every sampled token and log-probability. */
-        const round = async (): Promise<number[]> => {
+        const prompts = [...PROMPT_LENGTHS, LONG_PREFIX + LONG_CHUNK].map((length) =>
+          Array.from({ length }, next),
+        );
+        const long = PROMPT_LENGTHS.length;
+        /** One round's steps, each step's sampled tokens and log-probabilities. */
+        const round = async (): Promise<number[][]> => {
           const outputs: number[][] = prompts.map(() => []);
-          const seen: number[] = [];
+          const seen: number[][] = [];
+          // Sequence 1 draws at temperature 0.8 within top-k and top-p (seeded); the others are greedy.
           const rowFor = (s: number): RowSampling => ({
             requestId: `seq${s}`,
-            params: { ...DEFAULT_SAMPLING_PARAMS, temperature: s === 1 ? 0.8 : 0, logprobs: 0 },
+            params: {
+              ...DEFAULT_SAMPLING_PARAMS,
+              ...(s === 1 ? { temperature: 0.8, topK: 20, topP: 0.9 } : { temperature: 0 }),
+              logprobs: 0,
+            },
             seed: 901 + s,
             outputTokenIds: Int32Array.from(outputs[s]),
             promptTokenIds: Int32Array.from(prompts[s]),
             needsHostLogits: false,
           });
-          const take = (result: ForwardResult) => {
-            for (let s = 0; s < prompts.length; s++) {
-              outputs[s].push(result.tokens[s]);
-              seen.push(result.tokens[s], result.logprobs![s]);
-            }
+          /** Runs `steps`, step i of sequence seqs[i]; each sequence that samples gets its token. */
+          const run = async (seqs: number[], steps: SeqStep[]) => {
+            const sampling = seqs.filter((_, i) => steps[i].sample !== 'none');
+            const result = await executor.forward(buildBatch(steps, (row) => rowFor(sampling[row])));
+            const entries: number[] = [];
+            sampling.forEach((s, row) => {
+              outputs[s].push(result.tokens[row]);
+              entries.push(result.tokens[row], result.logprobs![row]);
+            });
+            seen.push(entries);
           };
-          take(
-            await executor.forward(
-              buildBatch(
-                prompts.map((p, s) => ({
-                  tokens: p,
-                  kvSlots: range(SLOT_BASE[s], p.length),
-                  sample: 'last',
-                })),
-                rowFor,
-              ),
-            ),
+          const shortSeqs = range(0, long);
+          await run(
+            shortSeqs,
+            shortSeqs.map((s) => ({
+              tokens: prompts[s],
+              kvSlots: range(SLOT_BASE[s], prompts[s].length),
+              sample: 'last',
+            })),
           );
+          // The long prompt in chunks (the first two sample nothing), then a chunk over its 1,100 cached entries,
+          // whose attention is split over the kv list and merged by the combine kernel.
+          for (const [from, to] of LONG_CHUNKS) {
+            const step: SeqStep = {
+              tokens: prompts[long].slice(from, to),
+              kvSlots: range(SLOT_BASE[long], to),
+              sample: to < LONG_PREFIX ? 'none' : 'last',
+            };
+            await run([long], [step]);
+          }
           for (let i = 0; i < DECODE_STEPS; i++) {
-            const steps = prompts.map((p, s) => ({
-              tokens: [outputs[s].at(-1)!],
-              kvSlots: range(SLOT_BASE[s], p.length + outputs[s].length),
-              sample: 'last' as const,
-            }));
-            take(await executor.forward(buildBatch(steps, rowFor)));
+            await run(
+              shortSeqs,
+              shortSeqs.map((s) => ({
+                tokens: [outputs[s].at(-1)!],
+                kvSlots: range(SLOT_BASE[s], prompts[s].length + outputs[s].length),
+                sample: 'last',
+              })),
+            );
           }
           return seen;
         };
@@ -130,10 +161,10 @@ describe.skipIf(!available || models.length === 0)(
           });
           for (let r = 0; r < ROUNDS; r++) {
             const seen = await round();
-            const at = seen.findIndex((value, i) => !Object.is(value, reference[i]));
-            // Entries come in (token, log-probability) pairs, one pair a sequence, prompts.length pairs a step.
-            const step = Math.floor(at / (2 * PROMPT_LENGTHS.length));
-            expect(at, `round ${r}: step ${step} differs (entry ${at})`).toBe(-1);
+            const step = seen.findIndex(
+              (entries, i) => !entries.every((v, j) => Object.is(v, reference[i][j])),
+            );
+            expect(step, `round ${r}: step ${step} differs`).toBe(-1);
           }
         } finally {
           contender.kill();
