@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadModelConfig } from '@ferrum/models';
 import { buildBatch, range, type SeqStep } from '@ferrum/models/testing';
-import { DEFAULT_SAMPLING_PARAMS, type RowSampling } from '@ferrum/types';
+import { DEFAULT_SAMPLING_PARAMS, type RowSampling, seededRandom } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaModelExecutor } from '../src/index.js';
 import { cudaAvailability, dummyQwen3Dir, loadCuda, tinyModels } from './support.js';
@@ -71,11 +71,8 @@ describe.skipIf(!available || models.length === 0)(
       });
 
       it('samples the same tokens with the same log-probabilities in every round', async () => {
-        let state = 4242;
-        const next = () => {
-          state = (state * 1103515245 + 12345) % 2 ** 31;
-          return state % vocab;
-        };
+        const random = seededRandom(4242);
+        const next = () => Math.floor(random() * vocab);
         const prompts = [...PROMPT_LENGTHS, LONG_PREFIX + LONG_CHUNK].map((length) =>
           Array.from({ length }, next),
         );
