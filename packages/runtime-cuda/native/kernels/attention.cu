@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) 
   if (a.fuseRope) {
     // cosS and sinS were filled by the first D / 2 threads and every warp reads all of them. Without this barrier
     // a warp could rotate with entries not yet written: under GPU time-slicing with other processes, decode graphs
-    // of one model then gave different logits run to run (gpu-fused-rope.test.ts).
+    // of one model then gave different logits run to run (gpu-contended-repeat.test.ts).
     __syncthreads();
     fusedRope<D, G>(a, w, r, qNorm, kNorm, cosS, sinS, qs);
   } else {
