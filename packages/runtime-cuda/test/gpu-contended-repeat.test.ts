@@ -1,9 +1,10 @@
-// A model's steps (prefills, prompt chunks over a cached prefix, decode graphs) give the same bits every time, also
-// while another process uses the GPU. Reference: the same steps on the same executor before the other process
-// starts. The GPU time-slices between the two processes' contexts, so the test's kernels are stopped and resumed at
-// arbitrary points: a missing barrier between a block's warps shows as logits that change from run to run (the fused
-// RoPE's sin/cos table did, before it had one). Programmatic launch is off here because its waits usually give a
-// block's warps time to line up, which hides such races (FERRUM_CUDA_PDL=0 is read when a model loads).
+// A model's steps (prefills, prompt chunks over a cached prefix, decode graphs, eager decode steps) give the same
+// bits every time, also while another process uses the GPU. Reference: the same steps on the same executor before
+// the other process starts. The GPU time-slices between the two processes' contexts, so the test's kernels are
+// stopped and resumed at arbitrary points: a missing barrier between a block's warps shows as logits that change
+// from run to run (the fused RoPE's sin/cos table did, before it had one). Programmatic launch is off here because
+// its waits usually give a block's warps time to line up, which hides such races (FERRUM_CUDA_PDL=0 is read when a
+// model loads).
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -46,6 +47,8 @@ const LONG_CHUNKS = [
 ];
 const SLOT_BASE = [0, 500, 1000, 1500];
 const DECODE_STEPS = 8;
+/** Decode steps after those in which sequence 2 has a repetition penalty: its sparse adjustments run them eagerly. */
+const EAGER_DECODE_STEPS = 2;
 const ROUNDS = 25;
 
 describe.skipIf(!available || models.length === 0)(
@@ -81,12 +84,14 @@ describe.skipIf(!available || models.length === 0)(
         const round = async (): Promise<number[][]> => {
           const outputs: number[][] = prompts.map(() => []);
           const seen: number[][] = [];
+          let penalty = false;
           // Sequence 1 draws at temperature 0.8 within top-k and top-p (seeded); the others are greedy.
           const rowFor = (s: number): RowSampling => ({
             requestId: `seq${s}`,
             params: {
               ...DEFAULT_SAMPLING_PARAMS,
               ...(s === 1 ? { temperature: 0.8, topK: 20, topP: 0.9 } : { temperature: 0 }),
+              ...(penalty && s === 2 ? { repetitionPenalty: 1.3 } : {}),
               logprobs: 0,
             },
             seed: 901 + s,
@@ -124,7 +129,8 @@ describe.skipIf(!available || models.length === 0)(
             };
             await run([long], [step]);
           }
-          for (let i = 0; i < DECODE_STEPS; i++) {
+          for (let i = 0; i < DECODE_STEPS + EAGER_DECODE_STEPS; i++) {
+            penalty = i >= DECODE_STEPS;
             await run(
               shortSeqs,
               shortSeqs.map((s) => ({
