@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadModelConfig } from '@ferrum/models';
 import type { ModelLoadSpec } from '@ferrum/types';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nativeLoadSpec } from './native-load-spec.js';
 
 const model = path.resolve(
@@ -22,23 +22,21 @@ async function spec(backendOptions: Record<string, unknown> = {}): Promise<Model
 }
 
 describe('nativeLoadSpec: spinWait', () => {
-  const saved = process.env.FERRUM_CUDA_SPIN_WAIT;
   afterEach(() => {
-    if (saved === undefined) delete process.env.FERRUM_CUDA_SPIN_WAIT;
-    else process.env.FERRUM_CUDA_SPIN_WAIT = saved;
+    vi.unstubAllEnvs();
   });
 
   it('polls by default and sleeps where the environment says FERRUM_CUDA_SPIN_WAIT=0', async () => {
-    delete process.env.FERRUM_CUDA_SPIN_WAIT;
+    vi.stubEnv('FERRUM_CUDA_SPIN_WAIT', undefined);
     expect((await nativeLoadSpec(await spec(), 0)).spinWait).toBe(true);
-    process.env.FERRUM_CUDA_SPIN_WAIT = '0';
+    vi.stubEnv('FERRUM_CUDA_SPIN_WAIT', '0');
     expect((await nativeLoadSpec(await spec(), 0)).spinWait).toBe(false);
   });
 
   it('takes backendOptions.spinWait over the environment, and refuses a non-boolean', async () => {
-    process.env.FERRUM_CUDA_SPIN_WAIT = '0';
+    vi.stubEnv('FERRUM_CUDA_SPIN_WAIT', '0');
     expect((await nativeLoadSpec(await spec({ spinWait: true }), 0)).spinWait).toBe(true);
-    delete process.env.FERRUM_CUDA_SPIN_WAIT;
+    vi.stubEnv('FERRUM_CUDA_SPIN_WAIT', undefined);
     expect((await nativeLoadSpec(await spec({ spinWait: false }), 0)).spinWait).toBe(false);
     await expect(nativeLoadSpec(await spec({ spinWait: 'no' }), 0)).rejects.toThrow(
       'backendOptions.spinWait must be true or false',

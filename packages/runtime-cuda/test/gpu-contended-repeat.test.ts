@@ -12,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadModelConfig } from '@ferrum/models';
 import { buildBatch, range, type SeqStep } from '@ferrum/models/testing';
 import { DEFAULT_SAMPLING_PARAMS, type RowSampling, seededRandom } from '@ferrum/types';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CudaModelExecutor } from '../src/index.js';
 import { cudaAvailability, dummyQwen3Dir, loadCuda, tinyModels } from './support.js';
 
@@ -60,13 +60,11 @@ describe.skipIf(!available || models.length === 0)(
       beforeAll(async () => {
         const config = await loadModelConfig(dir);
         vocab = config.vocabSize;
-        const pdl = process.env.FERRUM_CUDA_PDL;
-        process.env.FERRUM_CUDA_PDL = '0';
+        vi.stubEnv('FERRUM_CUDA_PDL', '0');
         try {
           executor = (await loadCuda(dir, config, {}, dummy ? 'dummy' : 'safetensors')) as CudaModelExecutor;
         } finally {
-          if (pdl === undefined) delete process.env.FERRUM_CUDA_PDL;
-          else process.env.FERRUM_CUDA_PDL = pdl;
+          vi.unstubAllEnvs();
         }
       });
       afterAll(async () => {

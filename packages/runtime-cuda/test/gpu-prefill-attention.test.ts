@@ -11,7 +11,7 @@
 import type { ModelExecutor } from '@ferrum/interfaces';
 import { loadModelConfig } from '@ferrum/models';
 import { buildBatch, maxAbsDiff, range, type SeqStep, valueRange } from '@ferrum/models/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCudaBackend } from '../src/index.js';
 import { cudaAvailability, dummyQwen3Dir } from './support.js';
 
@@ -48,8 +48,7 @@ describe.skipIf(!available)(
           const config = await loadModelConfig(dir);
           vocab = config.vocabSize;
           // The runner reads the switch when the model loads.
-          const saved = process.env.FERRUM_CUDA_WGMMA;
-          if (kernel === 'mma.sync') process.env.FERRUM_CUDA_WGMMA = '0';
+          if (kernel === 'mma.sync') vi.stubEnv('FERRUM_CUDA_WGMMA', '0');
           executor = await createCudaBackend()
             .loadModel({
               modelDir: dir,
@@ -61,10 +60,7 @@ describe.skipIf(!available)(
               maxBatchSeqs: 8,
               backendOptions: { maxSampleRows: 512, enforceEager: true },
             })
-            .finally(() => {
-              if (saved === undefined) delete process.env.FERRUM_CUDA_WGMMA;
-              else process.env.FERRUM_CUDA_WGMMA = saved;
-            });
+            .finally(() => vi.unstubAllEnvs());
           let state = 99;
           for (let i = 0; i < LONG_PREFIX + LONG_CHUNK; i++) {
             state = (state * 1103515245 + 12345) % 2 ** 31;
