@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) 
   const RopeLane r = RopeLane::of<ER>(lane, D);
   float qNorm[ER] = {}, kNorm[ER] = {};
   if (a.fuseRope) {
-    ropeTable(a.rope.positions[w.row], a.rope.invFreq, D, cosS, sinS, t, kThreads);
+    ropeTable(a.rope.positions[w.row], a.rope.invFreq, D, cosS, sinS);
     if (a.rope.qNorm != nullptr) loadHead<ER, 1>(a.rope.qNorm + r.d0, qNorm);
     if (a.rope.kNorm != nullptr) loadHead<ER, 1>(a.rope.kNorm + r.d0, kNorm);
   }
@@ -217,10 +217,6 @@ __global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) 
   }
   const bf16* qRow = a.q + static_cast<size_t>(w.row) * a.qRowStride + static_cast<size_t>(w.head0) * D;
   if (a.fuseRope) {
-    // cosS and sinS were filled by the first D / 2 threads and every warp reads all of them. Without this barrier
-    // a warp could rotate with entries not yet written: under GPU time-slicing with other processes, decode graphs
-    // of one model then gave different logits run to run (gpu-contended-repeat.test.ts).
-    __syncthreads();
     fusedRope<D, G>(a, w, r, qNorm, kNorm, cosS, sinS, qs);
   } else {
     for (int i = t; i < G * D / 8; i += kThreads) {

@@ -17,11 +17,15 @@ __host__ __device__ constexpr int ropeLaneElements(int headDim) {
   return 0;
 }
 
-/** cos and sin of each of the headDim / 2 angles of `position`, by the calling threads into shared tables. */
-__device__ __forceinline__ void ropeTable(int position, const float* invFreq, int headDim, float* cosS, float* sinS,
-                                          int thread, int threads) {
+/**
+ * cos and sin of each of the headDim / 2 angles of `position` into the block's shared tables. Every thread of the
+ * block calls it, and the tables are complete for all of them when it returns: the warps that read an entry are
+ * not the ones that wrote it (decode graphs once gave run-to-run different logits for want of this barrier).
+ */
+__device__ __forceinline__ void ropeTable(int position, const float* invFreq, int headDim, float* cosS, float* sinS) {
   const float p = static_cast<float>(position);
-  for (int i = thread; i < headDim / 2; i += threads) sincosf(p * invFreq[i], &sinS[i], &cosS[i]);
+  for (int i = threadIdx.x; i < headDim / 2; i += blockDim.x) sincosf(p * invFreq[i], &sinS[i], &cosS[i]);
+  __syncthreads();
 }
 
 // E elements a lane, moved W at a time (W = E when every pointer allows it, else 1).

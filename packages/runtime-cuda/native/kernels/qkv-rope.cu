@@ -25,8 +25,7 @@ __global__ void __launch_bounds__(kWarps * 32) qkvRopeKernel(QkvRopeArgs a) {
   const int t = blockIdx.x;
   const int D = a.headDim;
   allowDependentLaunch();
-  ropeTable(a.positions[t], a.invFreq, D, cosS, sinS, threadIdx.x, kWarps * 32);
-  __syncthreads();
+  ropeTable(a.positions[t], a.invFreq, D, cosS, sinS);
   const int numHeadsTotal = a.numHeads + 2 * a.numKvHeads;
   const int h = blockIdx.y * kWarps + (threadIdx.x >> 5);
   if (h >= numHeadsTotal) return;  // a whole warp
