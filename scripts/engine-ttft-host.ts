@@ -26,6 +26,7 @@ import {
   type ForwardBatch,
   type ForwardResult,
   type ModelInfo,
+  seededRandom,
 } from '../packages/types/src/index.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -131,12 +132,8 @@ const engine = await createEngine(
   { backends: [standInBackend()] },
 );
 
-let seed = 1;
-const randomPrompt = (length: number) =>
-  Array.from({ length }, () => {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31;
-    return 5 + (seed % 400);
-  });
+const random = seededRandom(1);
+const randomPrompt = (length: number) => Array.from({ length }, () => 5 + Math.floor(random() * 400));
 
 /** [TTFT, before, step, after] in ms of one request. */
 async function traced(prompt: number[]): Promise<number[]> {

@@ -3,7 +3,7 @@
 // at a time, with the same tokens.
 import { loadModelConfig } from '@ferrum/models';
 import { buildBatch, range } from '@ferrum/models/testing';
-import { DEFAULT_SAMPLING_PARAMS, type ForwardBatch, type RowSampling } from '@ferrum/types';
+import { DEFAULT_SAMPLING_PARAMS, type ForwardBatch, type RowSampling, seededRandom } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaModelExecutor } from '../src/index.js';
 import { cudaAvailability, loadCuda, tinyModels } from './support.js';
@@ -34,13 +34,8 @@ describe.skipIf(!available || model === undefined)(
     });
 
     it('settles two forwards in flight with the same tokens either way', async () => {
-      let state = 4242;
-      const prompts = [0, 1].map(() =>
-        Array.from({ length: 24 }, () => {
-          state = (state * 1103515245 + 12345) % 2 ** 31;
-          return state % vocab;
-        }),
-      );
+      const random = seededRandom(4242);
+      const prompts = [0, 1].map(() => Array.from({ length: 24 }, () => Math.floor(random() * vocab)));
       const row = (s: number): RowSampling => ({
         requestId: `seq${s}`,
         params: { ...DEFAULT_SAMPLING_PARAMS, temperature: 0 },
