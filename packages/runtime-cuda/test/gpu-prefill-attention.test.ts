@@ -26,15 +26,16 @@ const TOLERANCE = 5e-3; // of the logit range, as the golden suite's cross-path 
 describe.skipIf(!available)(
   `cuda: prefill attention tiles match decode-row attention${available ? '' : ` (skipped: ${reason})`}`,
   () => {
-    // Groups of 2 query heads a kv head (the wgmma kernel serves two heads a block) and 1 (one head a block).
-    // The wgmma kernel's pipeline depth follows the grid: 4 heads leave it under one block a multiprocessor (4
-    // stages), 96 heads over (2 stages, two blocks a multiprocessor) on GPUs of up to 192 multiprocessors.
+    // Groups of 2 query heads a kv head (the wgmma kernels serve two heads a block) and 1 (one head a block).
+    // The wgmma kernel follows the grid: 4 heads leave it under two blocks a multiprocessor (the producer-warp
+    // kernel, one block a multiprocessor), 256 heads over (the kernel whose whole block gathers, two blocks a
+    // multiprocessor) on GPUs of up to 255 multiprocessors.
     describe.each([
       { headDim: 64, heads: 4, kvHeads: 2, kernel: 'default' },
       { headDim: 128, heads: 4, kvHeads: 2, kernel: 'default' },
       { headDim: 64, heads: 4, kvHeads: 4, kernel: 'default' },
       { headDim: 128, heads: 4, kvHeads: 4, kernel: 'default' },
-      { headDim: 128, heads: 96, kvHeads: 8, kernel: 'default' },
+      { headDim: 128, heads: 256, kvHeads: 8, kernel: 'default' },
       { headDim: 64, heads: 4, kvHeads: 2, kernel: 'mma.sync' },
       { headDim: 128, heads: 4, kvHeads: 2, kernel: 'mma.sync' },
     ])(

@@ -31,7 +31,7 @@ struct PrefillAttentionArgs {
   int numSplits;            // kv ranges per tile (each tile's list cut into equal whole steps of 64)
   float scale;
   bool wgmma;               // the Hopper kernel (prefillWgmmaAvailable) for head dims it supports
-  int numSms;               // multiprocessors of the device (the Hopper kernel sizes its pipeline by the grid)
+  int numSms;               // multiprocessors of the device (the Hopper kernels are chosen by the grid against it)
 };
 
 /**
@@ -59,7 +59,14 @@ void launchPrefillAttention(const PrefillAttentionArgs& args, cudaStream_t strea
  */
 bool prefillWgmmaAvailable(int device);
 bool prefillWgmmaSupportsHeadDim(int headDim);
-/** The attention kernel of launchPrefillAttention on wgmma, without the split combine; headDim 64 or 128. */
+/** Query heads a wgmma prefill block serves (one warpgroup each): 2 where the group (heads a kv head) is even. */
+int prefillWgmmaHeadsPerBlock(const PrefillAttentionArgs& args);
+/**
+ * The attention kernel of launchPrefillAttention on wgmma, without the split combine; headDim 64 or 128. Grids of up
+ * to two blocks a multiprocessor go to launchPrefillAttentionProducer.
+ */
 void launchPrefillAttentionWgmma(const PrefillAttentionArgs& args, cudaStream_t stream);
+/** The warp-specialized wgmma kernel (attention-prefill-producer.cu), one block a multiprocessor. */
+void launchPrefillAttentionProducer(const PrefillAttentionArgs& args, cudaStream_t stream);
 
 }  // namespace ferrum
