@@ -37,6 +37,14 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   const char* pdl = std::getenv("FERRUM_CUDA_PDL");
   setProgrammaticLaunch(major >= 9 && (pdl == nullptr || std::string(pdl) != "0"));
   prefillWgmma_ = prefillWgmmaAvailable(config_.device);
+  if (prefillAttentionSupportsHeadDim(s.headDim)) {
+    PrefillAttentionArgs prefill{};
+    prefill.headDim = s.headDim;
+    prefill.numHeads = s.numHeads;
+    prefill.numKvHeads = s.numKvHeads;
+    prefill.wgmma = prefillWgmma_;
+    preloadPrefillAttention(prefill);
+  }
   FERRUM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   // The completion thread waits on each step's `done` event. Without the blocking-sync flag that wait spins and
   // returns within microseconds of the step's end; a blocking wait sleeps and costs ~0.1 ms a step (H100,

@@ -161,21 +161,36 @@ __global__ void __launch_bounds__(kHeads * kThreads + 32, 1) prefillAttentionPro
 #endif
 }
 
+// Alignment slack, Q, kStages × (K, V).
+template <int D, int kHeads>
+constexpr size_t kSharedBytes = wgmma::kAtomBytes + (kHeads + 2 * kStages) * SwizzledTile<D>::kBytes;
+
+// The kernel's shared-memory opt-in, once; it also loads the kernel (see preloadPrefillAttention).
+template <int D, int kHeads>
+void prepare() {
+  static const cudaError_t optIn = cudaFuncSetAttribute(
+      prefillAttentionProducerKernel<D, kHeads>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes<D, kHeads>);
+  checkCuda(optIn, "prefillAttentionProducerKernel shared memory");
+}
+
 template <int D, int kHeads>
 void launchWith(const PrefillAttentionArgs& a, cudaStream_t stream) {
-  // Alignment slack, Q, kStages × (K, V).
-  constexpr size_t bytes = wgmma::kAtomBytes + (kHeads + 2 * kStages) * SwizzledTile<D>::kBytes;
-  static const cudaError_t optIn = cudaFuncSetAttribute(prefillAttentionProducerKernel<D, kHeads>,
-                                                        cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  checkCuda(optIn, "prefillAttentionProducerKernel shared memory");
+  prepare<D, kHeads>();
   launchKernel("prefillAttentionProducerKernel", prefillAttentionProducerKernel<D, kHeads>,
-               dim3(a.numHeads / kHeads, a.numTiles, a.numSplits), kHeads * kThreads + 32, bytes, stream, a);
+               dim3(a.numHeads / kHeads, a.numTiles, a.numSplits), kHeads * kThreads + 32, kSharedBytes<D, kHeads>,
+               stream, a);
 }
 
 template <int D>
 void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
   if (prefillWgmmaHeadsPerBlock(a) == 2) return launchWith<D, 2>(a, stream);
   launchWith<D, 1>(a, stream);
+}
+
+template <int D>
+void prepareFor(const PrefillAttentionArgs& a) {
+  if (prefillWgmmaHeadsPerBlock(a) == 2) return prepare<D, 2>();
+  prepare<D, 1>();
 }
 
 }  // namespace
@@ -188,6 +203,11 @@ void launchPrefillAttentionProducer(const PrefillAttentionArgs& args, cudaStream
       throw NativeError("internal",
                         "prefill attention (producer): unsupported head dim " + std::to_string(args.headDim));
   }
+}
+
+void preloadPrefillAttentionProducer(const PrefillAttentionArgs& args) {
+  if (args.headDim == 64) prepareFor<64>(args);
+  if (args.headDim == 128) prepareFor<128>(args);
 }
 
 }  // namespace ferrum

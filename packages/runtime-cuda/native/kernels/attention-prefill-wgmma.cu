@@ -115,21 +115,36 @@ __global__ void __launch_bounds__(kHeads * kThreads, 2) prefillAttentionWgmmaKer
 #endif
 }
 
+// Alignment slack, Q, kStages × (K, V).
+template <int D, int kHeads>
+constexpr size_t kSharedBytes = wgmma::kAtomBytes + (kHeads + 2 * kStages) * SwizzledTile<D>::kBytes;
+
+// The kernel's shared-memory opt-in, once; it also loads the kernel (see preloadPrefillAttention).
+template <int D, int kHeads>
+void prepare() {
+  static const cudaError_t optIn = cudaFuncSetAttribute(
+      prefillAttentionWgmmaKernel<D, kHeads>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes<D, kHeads>);
+  checkCuda(optIn, "prefillAttentionWgmmaKernel shared memory");
+}
+
 template <int D, int kHeads>
 void launchWith(const PrefillAttentionArgs& a, cudaStream_t stream) {
-  // Alignment slack, Q, kStages × (K, V).
-  constexpr size_t bytes = wgmma::kAtomBytes + (kHeads + 2 * kStages) * SwizzledTile<D>::kBytes;
-  static const cudaError_t optIn = cudaFuncSetAttribute(prefillAttentionWgmmaKernel<D, kHeads>,
-                                                        cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  checkCuda(optIn, "prefillAttentionWgmmaKernel shared memory");
+  prepare<D, kHeads>();
   launchKernel("prefillAttentionWgmmaKernel", prefillAttentionWgmmaKernel<D, kHeads>,
-               dim3(a.numHeads / kHeads, a.numTiles, a.numSplits), kHeads * kThreads, bytes, stream, a);
+               dim3(a.numHeads / kHeads, a.numTiles, a.numSplits), kHeads * kThreads, kSharedBytes<D, kHeads>, stream,
+               a);
 }
 
 template <int D>
 void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
   if (prefillWgmmaHeadsPerBlock(a) == 2) return launchWith<D, 2>(a, stream);
   launchWith<D, 1>(a, stream);
+}
+
+template <int D>
+void prepareFor(const PrefillAttentionArgs& a) {
+  if (prefillWgmmaHeadsPerBlock(a) == 2) return prepare<D, 2>();
+  prepare<D, 1>();
 }
 
 }  // namespace
@@ -145,6 +160,12 @@ bool prefillWgmmaAvailable(int device) {
 bool prefillWgmmaSupportsHeadDim(int headDim) { return headDim == 64 || headDim == 128; }
 
 int prefillWgmmaHeadsPerBlock(const PrefillAttentionArgs& a) { return (a.numHeads / a.numKvHeads) % 2 == 0 ? 2 : 1; }
+
+void preloadPrefillAttentionWgmma(const PrefillAttentionArgs& args) {
+  preloadPrefillAttentionProducer(args);
+  if (args.headDim == 64) prepareFor<64>(args);
+  if (args.headDim == 128) prepareFor<128>(args);
+}
 
 void launchPrefillAttentionWgmma(const PrefillAttentionArgs& args, cudaStream_t stream) {
   const long heads = args.numHeads / prefillWgmmaHeadsPerBlock(args);

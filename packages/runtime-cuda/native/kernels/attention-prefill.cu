@@ -229,19 +229,29 @@ __global__ void prefillCombineKernel(PrefillAttentionArgs a) {
   }
 }
 
+// The mma.sync kernel's shared-memory opt-in where it needs one, once; either way the kernel is loaded (see
+// preloadPrefillAttention).
+template <int D>
+void prepare() {
+  static const cudaError_t loaded = [] {
+    constexpr size_t bytes = Smem<D>::kBytes;
+    if (bytes <= 48 * 1024) {
+      cudaFuncAttributes attributes;
+      return cudaFuncGetAttributes(&attributes, prefillAttentionKernel<D>);
+    }
+    return cudaFuncSetAttribute(prefillAttentionKernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  }();
+  checkCuda(loaded, "prefillAttentionKernel shared memory");
+}
+
 template <int D>
 void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
-  constexpr size_t bytes = Smem<D>::kBytes;
   if (a.wgmma && prefillWgmmaSupportsHeadDim(D)) {
     launchPrefillAttentionWgmma(a, stream);
   } else {
-    if constexpr (bytes > 48 * 1024) {
-      static const cudaError_t optIn =
-          cudaFuncSetAttribute(prefillAttentionKernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-      checkCuda(optIn, "prefillAttentionKernel shared memory");
-    }
+    prepare<D>();
     launchKernel("prefillAttentionKernel", prefillAttentionKernel<D>, dim3(a.numTiles, a.numHeads, a.numSplits),
-                 kThreads, bytes, stream, a);
+                 kThreads, Smem<D>::kBytes, stream, a);
   }
   if (a.numSplits > 1) {
     launchKernel("prefillCombineKernel", prefillCombineKernel, dim3(a.numTiles * kRows, a.numHeads), D < 32 ? 32 : D,
@@ -253,6 +263,22 @@ void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
 
 bool prefillAttentionSupportsHeadDim(int headDim) {
   return headDim == 16 || headDim == 32 || headDim == 64 || headDim == 128;
+}
+
+void preloadPrefillAttention(const PrefillAttentionArgs& args) {
+  if (args.wgmma && prefillWgmmaSupportsHeadDim(args.headDim)) {
+    preloadPrefillAttentionWgmma(args);
+  } else {
+    switch (args.headDim) {
+      case 16: prepare<16>(); break;
+      case 32: prepare<32>(); break;
+      case 64: prepare<64>(); break;
+      case 128: prepare<128>(); break;
+      default: break;
+    }
+  }
+  cudaFuncAttributes attributes;
+  checkCuda(cudaFuncGetAttributes(&attributes, prefillCombineKernel), "prefillCombineKernel");
 }
 
 void launchPrefillAttention(const PrefillAttentionArgs& args, cudaStream_t stream) {

@@ -51,6 +51,12 @@ inline int choosePrefillSplits(int numTiles, int numHeads, int maxKvLen, int num
 /** Head dims the prefill kernel is instantiated for; others run every row through launchAttention. */
 bool prefillAttentionSupportsHeadDim(int headDim);
 void launchPrefillAttention(const PrefillAttentionArgs& args, cudaStream_t stream);
+/**
+ * Loads the kernels launchPrefillAttention may run for `args`' head dim, heads and `wgmma` (the split combine
+ * included). CUDA loads a kernel at its first launch by default, and that launch held up a step of the H100's
+ * Qwen3-4B shape by ~0.5 ms of GPU time (the first chunk over a cached prefix, the combine kernel's first use).
+ */
+void preloadPrefillAttention(const PrefillAttentionArgs& args);
 
 /**
  * Whether `device` runs the wgmma prefill kernel (attention-prefill-wgmma.cu): compute capability 9.x, this
@@ -66,7 +72,9 @@ int prefillWgmmaHeadsPerBlock(const PrefillAttentionArgs& args);
  * to two blocks a multiprocessor go to launchPrefillAttentionProducer.
  */
 void launchPrefillAttentionWgmma(const PrefillAttentionArgs& args, cudaStream_t stream);
+void preloadPrefillAttentionWgmma(const PrefillAttentionArgs& args);
 /** The warp-specialized wgmma kernel (attention-prefill-producer.cu), one block a multiprocessor. */
 void launchPrefillAttentionProducer(const PrefillAttentionArgs& args, cudaStream_t stream);
+void preloadPrefillAttentionProducer(const PrefillAttentionArgs& args);
 
 }  // namespace ferrum
