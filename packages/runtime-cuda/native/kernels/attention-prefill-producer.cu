@@ -14,12 +14,9 @@
 // cp.async writes through the generic proxy and wgmma reads through the async one: a consumer fences the proxies
 // after its wait on `full`, as the other kernel does after its barrier.
 #include <cstdint>
-#include <string>
 
-#include "../cuda-check.h"
 #include "attention-prefill-wgmma.cuh"
 #include "attention-prefill.h"
-#include "launch.cuh"
 
 namespace ferrum {
 namespace {
@@ -161,53 +158,19 @@ __global__ void __launch_bounds__(kHeads * kThreads + 32, 1) prefillAttentionPro
 #endif
 }
 
-// Alignment slack, Q, kStages × (K, V).
+constexpr char kName[] = "prefillAttentionProducerKernel";
 template <int D, int kHeads>
-constexpr size_t kSharedBytes = wgmma::kAtomBytes + (kHeads + 2 * kStages) * SwizzledTile<D>::kBytes;
-
-// The kernel's shared-memory opt-in, once; it also loads the kernel (see preloadPrefillAttention).
-template <int D, int kHeads>
-void prepare() {
-  static const cudaError_t optIn = cudaFuncSetAttribute(
-      prefillAttentionProducerKernel<D, kHeads>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes<D, kHeads>);
-  checkCuda(optIn, "prefillAttentionProducerKernel shared memory");
-}
-
-template <int D, int kHeads>
-void launchWith(const PrefillAttentionArgs& a, cudaStream_t stream) {
-  prepare<D, kHeads>();
-  launchKernel("prefillAttentionProducerKernel", prefillAttentionProducerKernel<D, kHeads>,
-               dim3(a.numHeads / kHeads, a.numTiles, a.numSplits), kHeads * kThreads + 32, kSharedBytes<D, kHeads>,
-               stream, a);
-}
-
-template <int D>
-void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
-  if (prefillWgmmaHeadsPerBlock(a) == 2) return launchWith<D, 2>(a, stream);
-  launchWith<D, 1>(a, stream);
-}
-
-template <int D>
-void prepareFor(const PrefillAttentionArgs& a) {
-  if (prefillWgmmaHeadsPerBlock(a) == 2) return prepare<D, 2>();
-  prepare<D, 1>();
-}
+using Producer =
+    wgmma::Kernel<prefillAttentionProducerKernel<D, kHeads>, kName, D, kHeads, kHeads * kThreads + 32, kStages>;
 
 }  // namespace
 
 void launchPrefillAttentionProducer(const PrefillAttentionArgs& args, cudaStream_t stream) {
-  switch (args.headDim) {
-    case 64: return launchFor<64>(args, stream);
-    case 128: return launchFor<128>(args, stream);
-    default:
-      throw NativeError("internal",
-                        "prefill attention (producer): unsupported head dim " + std::to_string(args.headDim));
-  }
+  wgmma::withShape<Producer>(args, [&](auto kernel) { wgmma::launch(kernel, args, stream); });
 }
 
 void preloadPrefillAttentionProducer(const PrefillAttentionArgs& args) {
-  if (args.headDim == 64) prepareFor<64>(args);
-  if (args.headDim == 128) prepareFor<128>(args);
+  wgmma::withShape<Producer>(args, [](auto kernel) { wgmma::prepare(kernel); });
 }
 
 }  // namespace ferrum

@@ -18,10 +18,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "../cuda-check.h"
 #include "attention-prefill-wgmma.cuh"
 #include "attention-prefill.h"
-#include "launch.cuh"
 
 namespace ferrum {
 namespace {
@@ -115,37 +113,10 @@ __global__ void __launch_bounds__(kHeads * kThreads, 2) prefillAttentionWgmmaKer
 #endif
 }
 
-// Alignment slack, Q, kStages × (K, V).
+constexpr char kName[] = "prefillAttentionWgmmaKernel";
 template <int D, int kHeads>
-constexpr size_t kSharedBytes = wgmma::kAtomBytes + (kHeads + 2 * kStages) * SwizzledTile<D>::kBytes;
-
-// The kernel's shared-memory opt-in, once; it also loads the kernel (see preloadPrefillAttention).
-template <int D, int kHeads>
-void prepare() {
-  static const cudaError_t optIn = cudaFuncSetAttribute(
-      prefillAttentionWgmmaKernel<D, kHeads>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes<D, kHeads>);
-  checkCuda(optIn, "prefillAttentionWgmmaKernel shared memory");
-}
-
-template <int D, int kHeads>
-void launchWith(const PrefillAttentionArgs& a, cudaStream_t stream) {
-  prepare<D, kHeads>();
-  launchKernel("prefillAttentionWgmmaKernel", prefillAttentionWgmmaKernel<D, kHeads>,
-               dim3(a.numHeads / kHeads, a.numTiles, a.numSplits), kHeads * kThreads, kSharedBytes<D, kHeads>, stream,
-               a);
-}
-
-template <int D>
-void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
-  if (prefillWgmmaHeadsPerBlock(a) == 2) return launchWith<D, 2>(a, stream);
-  launchWith<D, 1>(a, stream);
-}
-
-template <int D>
-void prepareFor(const PrefillAttentionArgs& a) {
-  if (prefillWgmmaHeadsPerBlock(a) == 2) return prepare<D, 2>();
-  prepare<D, 1>();
-}
+using SharedGather =
+    wgmma::Kernel<prefillAttentionWgmmaKernel<D, kHeads>, kName, D, kHeads, kHeads * kThreads, kStages>;
 
 }  // namespace
 
@@ -163,20 +134,14 @@ int prefillWgmmaHeadsPerBlock(const PrefillAttentionArgs& a) { return (a.numHead
 
 void preloadPrefillAttentionWgmma(const PrefillAttentionArgs& args) {
   preloadPrefillAttentionProducer(args);
-  if (args.headDim == 64) prepareFor<64>(args);
-  if (args.headDim == 128) prepareFor<128>(args);
+  wgmma::withShape<SharedGather>(args, [](auto kernel) { wgmma::prepare(kernel); });
 }
 
 void launchPrefillAttentionWgmma(const PrefillAttentionArgs& args, cudaStream_t stream) {
   const long heads = args.numHeads / prefillWgmmaHeadsPerBlock(args);
   const long blocks = heads * args.numTiles * args.numSplits;
   if (blocks <= 2L * args.numSms) return launchPrefillAttentionProducer(args, stream);
-  switch (args.headDim) {
-    case 64: return launchFor<64>(args, stream);
-    case 128: return launchFor<128>(args, stream);
-    default:
-      throw NativeError("internal", "prefill attention (wgmma): unsupported head dim " + std::to_string(args.headDim));
-  }
+  wgmma::withShape<SharedGather>(args, [&](auto kernel) { wgmma::launch(kernel, args, stream); });
 }
 
 }  // namespace ferrum

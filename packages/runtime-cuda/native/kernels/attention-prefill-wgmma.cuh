@@ -13,8 +13,12 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
+#include "../cuda-check.h"
+#include "../native-error.h"
 #include "attention-prefill-tile.cuh"
+#include "launch.cuh"
 #include "tensor-core.cuh"
 
 namespace ferrum {
@@ -183,6 +187,44 @@ __device__ __forceinline__ void zero(float (&r)[N][4]) {
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+// Host side: a kernel and how it is launched, over the grid (numHeads / kHeads, numTiles, numSplits) with kThreads a
+// block and shared memory for alignment slack, Q of kHeads heads and kStages buffers of K and V.
+template <void (*kKernel)(PrefillAttentionArgs), const char* kName, int D, int kHeads, int kThreads, int kStages>
+struct Kernel {
+  static constexpr auto kernel = kKernel;
+  static constexpr const char* name = kName;
+  static constexpr int heads = kHeads;
+  static constexpr int threads = kThreads;
+  static constexpr size_t bytes = kAtomBytes + (kHeads + 2 * kStages) * SwizzledTile<D>::kBytes;
+};
+
+/** K's shared-memory opt-in, once; it also loads the kernel (see preloadPrefillAttention). */
+template <typename K>
+void prepare(K) {
+  static const cudaError_t optIn =
+      cudaFuncSetAttribute(K::kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, K::bytes);
+  checkCuda(optIn, K::name);
+}
+
+template <typename K>
+void launch(K k, const PrefillAttentionArgs& a, cudaStream_t stream) {
+  prepare(k);
+  launchKernel(K::name, K::kernel, dim3(a.numHeads / K::heads, a.numTiles, a.numSplits), K::threads, K::bytes, stream,
+               a);
+}
+
+/** Calls visit(Kernel<D, heads>{}) for `args`' head dim (64 or 128) and heads a block. */
+template <template <int, int> class Kernel, typename Visit>
+void withShape(const PrefillAttentionArgs& args, Visit&& visit) {
+  const bool pairs = prefillWgmmaHeadsPerBlock(args) == 2;
+  switch (args.headDim) {
+    case 64: return pairs ? visit(Kernel<64, 2>{}) : visit(Kernel<64, 1>{});
+    case 128: return pairs ? visit(Kernel<128, 2>{}) : visit(Kernel<128, 1>{});
+    default:
+      throw NativeError("internal", "prefill attention (wgmma): unsupported head dim " + std::to_string(args.headDim));
+  }
+}
 
 }  // namespace wgmma
 }  // namespace ferrum
