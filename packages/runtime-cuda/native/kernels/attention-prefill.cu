@@ -241,7 +241,7 @@ void prepare() {
     }
     return cudaFuncSetAttribute(prefillAttentionKernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   }();
-  checkCuda(loaded, "prefillAttentionKernel shared memory");
+  checkCuda(loaded, "prefillAttentionKernel load");
 }
 
 template <int D>
