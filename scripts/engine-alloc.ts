@@ -30,7 +30,12 @@ import { runGreedyStreams } from '../packages/engine/bench/greedy-streams.js';
 import { createEngine } from '../packages/engine/src/index.js';
 import type { ComputeBackend, ModelExecutor } from '../packages/interfaces/src/index.js';
 import { createCpuBackend } from '../packages/runtime-cpu/src/index.js';
-import { DEVICE_SAMPLING_OPS, type ForwardBatch, type ForwardResult } from '../packages/types/src/index.js';
+import {
+  DEVICE_SAMPLING_OPS,
+  type ForwardBatch,
+  type ForwardResult,
+  seededRandom,
+} from '../packages/types/src/index.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MODEL = resolve(ROOT, 'fixtures/tiny-models/qwen3-qknorm');
@@ -73,7 +78,7 @@ function standInBackend(concurrency: number, probe: Probe | null): ComputeBacken
         { tokens: new Int32Array(capacity), logprobs: new Float32Array(capacity) },
       ];
       let turn = 0;
-      let state = 1;
+      const random = seededRandom(1);
       let numDecodeSteps = 0;
       return {
         info: inner.info,
@@ -87,8 +92,7 @@ function standInBackend(concurrency: number, probe: Probe | null): ComputeBacken
           const result = results[turn];
           turn = 1 - turn;
           for (let i = 0; i < batch.sampleRows.length; i++) {
-            state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-            result.tokens[i] = 5 + (state % (vocab - 5));
+            result.tokens[i] = 5 + Math.floor(random() * (vocab - 5));
           }
           return new Promise((settle) => setImmediate(settle, result));
         },

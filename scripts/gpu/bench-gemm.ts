@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { measureDeviceCeilings } from '../../packages/runtime-cuda/src/index.js';
 import { loadNativeAddon, type NativeGemmPath } from '../../packages/runtime-cuda/src/native-addon.js';
+import { seededRandom } from '../../packages/types/src/index.js';
 
 const [outFile, rowsArg, pathsArg] = process.argv.slice(2);
 const ROWS = (rowsArg ?? '1,2,4,8,16,32,64').split(',').map(Number);
@@ -29,10 +30,10 @@ const ITERATIONS = 20;
 /** bf16 bits of small random values (|v| < 2^-4), so products stay finite. */
 function randomBf16(count: number, seed: number): Uint16Array {
   const out = new Uint16Array(count);
-  let state = seed;
+  const random = seededRandom(seed);
   for (let i = 0; i < count; i++) {
-    state = (state * 1103515245 + 12345) >>> 0;
-    out[i] = 0x3c00 | ((state >>> 16) & 0x7f) | (state & 0x8000);
+    const bits = Math.floor(random() * 2 ** 16);
+    out[i] = 0x3c00 | (bits & 0x807f);
   }
   return out;
 }

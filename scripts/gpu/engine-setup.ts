@@ -1,6 +1,7 @@
 // What the engine-level GPU scripts share (bench-speed.ts, trace-ttft.ts): the engine options of issue 7's
 // figures and seeded random token-id prompts.
 import type { EngineOptions } from '../../packages/engine/src/index.js';
+import { seededRandom } from '../../packages/types/src/index.js';
 
 /**
  * The speed figures' engine: dummy weights of the model in `dir` on CUDA, up to 256 sequences and 4,096 tokens
@@ -22,10 +23,6 @@ export function speedEngineOptions(dir: string, maxKvTokens: number, enforceEage
 
 /** A source of seeded random prompts of ids in [1000, vocabSize - 1000). */
 export function randomPrompts(vocabSize: number): (length: number) => number[] {
-  let seed = 1;
-  return (length) =>
-    Array.from({ length }, () => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return 1000 + (seed % (vocabSize - 2000));
-    });
+  const random = seededRandom(1);
+  return (length) => Array.from({ length }, () => 1000 + Math.floor(random() * (vocabSize - 2000)));
 }

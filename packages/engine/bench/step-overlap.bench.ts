@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { createEngine } from '@ferrum/engine';
 import type { ComputeBackend, ModelExecutor } from '@ferrum/interfaces';
 import { createCpuBackend } from '@ferrum/runtime-cpu';
-import type { ForwardBatch, ForwardResult } from '@ferrum/types';
+import { type ForwardBatch, type ForwardResult, seededRandom } from '@ferrum/types';
 import { runGreedyStreams } from './greedy-streams.js';
 
 const FORWARD_MS = 5;
@@ -46,7 +46,7 @@ interface ForwardTimes {
  */
 function simulatedBackend(log: ForwardTimes[], previousTokens: boolean): ComputeBackend {
   const cpu = createCpuBackend();
-  let state = 1;
+  const random = seededRandom(1);
   let deviceFree: Promise<unknown> = Promise.resolve();
   return {
     specificationVersion: 'v1',
@@ -68,10 +68,7 @@ function simulatedBackend(log: ForwardTimes[], previousTokens: boolean): Compute
           };
           log.push(entry);
           const tokens = new Int32Array(batch.sampleRows.length);
-          for (let i = 0; i < tokens.length; i++) {
-            state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-            tokens[i] = 5 + (state % (vocab - 5));
-          }
+          for (let i = 0; i < tokens.length; i++) tokens[i] = 5 + Math.floor(random() * (vocab - 5));
           const result = deviceFree.then(async () => {
             entry.startMs = now();
             await new Promise((done) => setTimeout(done, FORWARD_MS));

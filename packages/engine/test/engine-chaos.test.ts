@@ -1,4 +1,5 @@
 import { createEngine, type FerrumEngine } from '@ferrum/engine';
+import { seededRandom } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
 import { collect } from './collect.js';
 import { createDeviceSamplingBackend } from './device-sampling-backend.js';
@@ -12,14 +13,6 @@ import { createSpyBackend } from './spy-backend.js';
 // `device` case does the same with seeded random sampling on a runtime that samples on the "device".
 const model = fixtureDir('llama3-gqa-tied');
 
-function lcg(seed: number): () => number {
-  let x = seed >>> 0;
-  return () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    return x / 2 ** 32;
-  };
-}
-
 interface Job {
   readonly id: string;
   readonly prompt: number[];
@@ -29,7 +22,7 @@ interface Job {
 }
 
 function makeJobs(count: number, seed: number): Job[] {
-  const rand = lcg(seed);
+  const rand = seededRandom(seed);
   return Array.from({ length: count }, (_, i) => ({
     id: `job-${i}`,
     prompt: Array.from({ length: 8 + Math.floor(rand() * 56) }, () => 3 + Math.floor(rand() * 500)),

@@ -1,4 +1,5 @@
 import { createEngine } from '@ferrum/engine';
+import { seededRandom } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
 import { collect } from './collect.js';
 import { fixtureDir } from './fixture-models.js';
@@ -8,11 +9,8 @@ const model = fixtureDir('qwen3-qknorm');
 const greedy = (maxTokens: number) => ({ temperature: 0, maxTokens, ignoreEos: true });
 
 function randomIds(count: number, seed: number): number[] {
-  let x = seed;
-  return Array.from({ length: count }, () => {
-    x = (x * 1103515245 + 12345) >>> 0;
-    return 5 + (x % 500);
-  });
+  const random = seededRandom(seed);
+  return Array.from({ length: count }, () => 5 + Math.floor(random() * 500));
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);

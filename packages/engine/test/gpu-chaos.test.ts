@@ -6,7 +6,7 @@
 import { createEngine, type FerrumEngine } from '@ferrum/engine';
 import type { ComputeBackend, ModelExecutor } from '@ferrum/interfaces';
 import { createCudaBackend } from '@ferrum/runtime-cuda';
-import type { TokenLogprob } from '@ferrum/types';
+import { seededRandom, type TokenLogprob } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
 import { fixtureDir } from './fixture-models.js';
 import { capturedKvCache } from './kv-capture.js';
@@ -37,11 +37,8 @@ interface Outcome {
 }
 
 function workload(seed: number): ChaosRequest[] {
-  let x = seed;
-  const next = (n: number) => {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    return (x >>> 8) % n;
-  };
+  const random = seededRandom(seed);
+  const next = (n: number) => Math.floor(random() * n);
   const ids = (n: number) => Array.from({ length: n }, () => 3 + next(509));
   const shared = ids(64);
   return Array.from({ length: NUM_REQUESTS }, (_, i) => {

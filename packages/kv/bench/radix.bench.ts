@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import type { KvCacheManager } from '@ferrum/interfaces';
+import { seededRandom } from '@ferrum/types';
 import { Bench } from 'tinybench';
 import { createKvCacheManager } from '../src/index.js';
 
@@ -13,11 +14,8 @@ const DOCUMENT_TOKENS = 1024;
 const NUM_DOCUMENTS = 1280; // 64 × 256 shared + 1280 × 768 unique ≈ 1.0M cached tokens
 const VOCAB = 128_000;
 
-let seed = 12345;
-function nextToken(): number {
-  seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-  return seed % VOCAB;
-}
+const random = seededRandom(12345);
+const nextToken = () => Math.floor(random() * VOCAB);
 const randomTokens = (count: number) => Int32Array.from({ length: count }, nextToken);
 const systemPrompts = Array.from({ length: NUM_SYSTEM_PROMPTS }, () => randomTokens(SYSTEM_TOKENS));
 function makeDocument(index: number): Int32Array {

@@ -2,7 +2,7 @@
 // checkpoint, one with enforceEager, must sample the same tokens with the same log-probabilities.
 import { loadModelConfig } from '@ferrum/models';
 import { buildBatch, range, type SeqStep } from '@ferrum/models/testing';
-import { DEFAULT_SAMPLING_PARAMS, type RowSampling, type SamplingParams } from '@ferrum/types';
+import { DEFAULT_SAMPLING_PARAMS, type RowSampling, type SamplingParams, seededRandom } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaModelExecutor } from '../src/index.js';
 import { cudaAvailability, loadCuda, tinyModels } from './support.js';
@@ -33,11 +33,8 @@ describe.skipIf(!available || models.length === 0)(
       });
 
       it('samples identical tokens, padded to buckets, across bucket changes and the eager fallback', async () => {
-        let state = 12345;
-        const next = () => {
-          state = (state * 1103515245 + 12345) % 2 ** 31;
-          return state % vocab;
-        };
+        const random = seededRandom(12345);
+        const next = () => Math.floor(random() * vocab);
         const seqs = PROMPT_LENGTHS.map((length, s) => ({
           tokens: Array.from({ length }, next),
           base: SLOT_BASE[s],

@@ -11,6 +11,7 @@
 import type { ModelExecutor } from '@ferrum/interfaces';
 import { loadModelConfig } from '@ferrum/models';
 import { buildBatch, maxAbsDiff, range, type SeqStep, valueRange } from '@ferrum/models/testing';
+import { seededRandom } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCudaBackend } from '../src/index.js';
 import { cudaAvailability, dummyQwen3Dir } from './support.js';
@@ -62,11 +63,8 @@ describe.skipIf(!available)(
               backendOptions: { maxSampleRows: 512, enforceEager: true },
             })
             .finally(() => vi.unstubAllEnvs());
-          let state = 99;
-          for (let i = 0; i < LONG_PREFIX + LONG_CHUNK; i++) {
-            state = (state * 1103515245 + 12345) % 2 ** 31;
-            prompt.push(state % vocab);
-          }
+          const random = seededRandom(99);
+          for (let i = 0; i < LONG_PREFIX + LONG_CHUNK; i++) prompt.push(Math.floor(random() * vocab));
         });
         afterAll(async () => {
           await executor?.dispose();

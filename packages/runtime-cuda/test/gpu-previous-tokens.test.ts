@@ -8,6 +8,7 @@ import {
   type ForwardBatch,
   type ForwardResult,
   type RowSampling,
+  seededRandom,
 } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CudaModelExecutor } from '../src/index.js';
@@ -57,11 +58,8 @@ describe.skipIf(!available || models.length === 0)(
       let prompts: number[][] = [];
       beforeAll(async () => {
         const config = await loadModelConfig(dir);
-        let state = 4242;
-        const next = () => {
-          state = (state * 1103515245 + 12345) % 2 ** 31;
-          return state % config.vocabSize;
-        };
+        const random = seededRandom(4242);
+        const next = () => Math.floor(random() * config.vocabSize);
         prompts = [...PROMPT_LENGTHS, LATE_PROMPT].map((length) => Array.from({ length }, next));
         reference = (await loadCuda(dir, config)) as CudaModelExecutor;
         chained = (await loadCuda(dir, config)) as CudaModelExecutor;

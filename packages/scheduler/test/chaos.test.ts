@@ -1,9 +1,10 @@
 import type { ScheduledStep } from '@ferrum/interfaces';
+import { seededRandom } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
 import { FAKE_EOS, referenceOutput } from './support/fake-runtime.js';
 import type { Harness } from './support/harness.js';
 import { type KvKind, setup } from './support/setup.js';
-import { randomStream, randomWorkload, type TimedRequest } from './support/workload.js';
+import { randomWorkload, type TimedRequest } from './support/workload.js';
 
 const NUM_SLOTS = 8192;
 const MAX_MODEL_LEN = 100;
@@ -38,7 +39,7 @@ function play(
   chaos?: Chaos & { seed: number },
   overlap = chaos?.overlap ?? false,
 ): Harness {
-  const random = randomStream(chaos?.seed ?? 0);
+  const random = seededRandom(chaos?.seed ?? 0);
   const { kv, harness } = setup({
     ...LIMITS,
     numSlots: chaos ? NUM_SLOTS : 65_536,
@@ -102,8 +103,8 @@ function abortOne(harness: Harness, unaborted: Set<string>, random: () => number
 
 describe('chaos under KV pressure', () => {
   const workloads = {
-    fcfs: randomWorkload(randomStream(7), { ...SHAPE, maxPriority: 0 }),
-    priority: randomWorkload(randomStream(8), SHAPE),
+    fcfs: randomWorkload(seededRandom(7), { ...SHAPE, maxPriority: 0 }),
+    priority: randomWorkload(seededRandom(8), SHAPE),
   };
   const calm = { fcfs: play(workloads.fcfs), priority: play(workloads.priority) };
 

@@ -1,3 +1,5 @@
+import { seededRandom } from '@ferrum/types';
+
 /** Pieces of the benchmark text: prose, code, CJK, emoji and whitespace, as chat traffic mixes them. */
 const PIECES = [
   'The quick brown fox jumps over the lazy dog.',
@@ -16,16 +18,15 @@ const PIECES = [
 
 /**
  * A deterministic text of exactly `bytes` UTF-8 bytes (padded with spaces), drawn from {@link PIECES}
- * with a fixed-seed linear congruential generator.
+ * with a fixed seed.
  */
 export function benchText(bytes: number, seed = 12345): string {
   const encoder = new TextEncoder();
   const parts: string[] = [];
   let length = 0;
-  let state = seed >>> 0;
+  const random = seededRandom(seed);
   for (;;) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    const piece = `${PIECES[state % PIECES.length]} `;
+    const piece = `${PIECES[Math.floor(random() * PIECES.length)]} `;
     const size = encoder.encode(piece).length;
     if (length + size > bytes) break;
     parts.push(piece);

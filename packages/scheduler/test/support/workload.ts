@@ -1,17 +1,6 @@
 import type { TestRequest } from './harness.js';
 import { prompt } from './setup.js';
 
-/** Mulberry32: a small seeded PRNG returning floats in [0, 1), so chaos runs are reproducible. */
-export function randomStream(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 /** A request and the step at which it arrives. */
 export interface TimedRequest extends TestRequest {
   readonly arrivalStep: number;
