@@ -128,10 +128,7 @@ __global__ void __launch_bounds__(kHeads * kThreads + 32, 1) prefillAttentionPro
   const int t = threadIdx.x % kThreads;
   const int head = blockIdx.x * kHeads + group;
   const uint32_t qTile = qTiles + group * Tile::kBytes;
-  const size_t qRowStride = a.qRowStride;
-  wgmma::copyRows<D, kThreads>(qTile, a.q + static_cast<size_t>(w.firstRow) * qRowStride + head * D + t % (D / 8) * 8,
-                               w.numRows, t, [&](int row) { return row * qRowStride; });
-  commitAsync();
+  wgmma::copyQ<D>(qTile, a, w, head, t);
   waitAsync<0>();
   wgmma::fenceAsyncProxy();
   groupSync(1 + group, kThreads);  // the warpgroup's Q is in

@@ -52,10 +52,7 @@ __global__ void __launch_bounds__(kHeads * kThreads, 2) prefillAttentionWgmmaKer
   const unsigned kvDim = static_cast<unsigned>(a.numKvHeads) * D;
   const int chunk = t % (D / 8);  // the same for threadIdx.x: kThreads is a multiple of D / 8
   const uint32_t qTile = qTiles + group * Tile::kBytes;
-  const size_t qRowStride = a.qRowStride;
-  wgmma::copyRows<D, kThreads>(qTile, a.q + static_cast<size_t>(w.firstRow) * qRowStride + head * D + chunk * 8,
-                               w.numRows, t, [&](int row) { return row * qRowStride; });
-  commitAsync();
+  wgmma::copyQ<D>(qTile, a, w, head, t);
 
   const int begin = w.begin, end = w.end;
   if (threadIdx.x < kKeys) {

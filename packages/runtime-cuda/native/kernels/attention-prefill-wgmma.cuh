@@ -167,6 +167,19 @@ __device__ __forceinline__ void copyRows(uint32_t tile, const bf16* src, int val
 }
 
 /**
+ * The tile's Q rows of `head` into the swizzled tile at qTile, by a warpgroup (`t` this thread's index in it), as one
+ * cp.async commit group.
+ */
+template <int D>
+__device__ __forceinline__ void copyQ(uint32_t qTile, const PrefillAttentionArgs& a, const prefill::TileWork& w,
+                                      int head, int t) {
+  const size_t stride = a.qRowStride;
+  copyRows<D, prefill::kThreads>(qTile, a.q + static_cast<size_t>(w.firstRow) * stride + head * D + t % (D / 8) * 8,
+                                 w.numRows, t, [&](int row) { return row * stride; });
+  commitAsync();
+}
+
+/**
  * One step of kKeys entries from `base` for a consumer warpgroup: S from Q at qTile and K at kTile, the online
  * softmax (masking where the step reaches the warp's first row's limit, `warpLimit`), O += P·V from V at vTile.
  */
