@@ -13,8 +13,7 @@ import { loadModelConfig } from '@ferrum/models';
 import { buildBatch, maxAbsDiff, range, type SeqStep, valueRange } from '@ferrum/models/testing';
 import { seededRandom } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createCudaBackend } from '../src/index.js';
-import { cudaAvailability, dummyQwen3Dir } from './support.js';
+import { cudaAvailability, dummyQwen3Dir, loadCuda } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 
@@ -51,18 +50,9 @@ describe.skipIf(!available)(
           vocab = config.vocabSize;
           // The runner reads the switch when the model loads.
           if (kernel === 'mma.sync') vi.stubEnv('FERRUM_CUDA_WGMMA', '0');
-          executor = await createCudaBackend()
-            .loadModel({
-              modelDir: dir,
-              config,
-              loadFormat: 'dummy',
-              seed: 3,
-              maxKvTokens: 4096,
-              maxBatchTokens: 512,
-              maxBatchSeqs: 8,
-              backendOptions: { maxSampleRows: 512, enforceEager: true },
-            })
-            .finally(() => vi.unstubAllEnvs());
+          executor = await loadCuda(dir, config, { enforceEager: true }, 'dummy').finally(() =>
+            vi.unstubAllEnvs(),
+          );
           const random = seededRandom(99);
           for (let i = 0; i < LONG_PREFIX + LONG_CHUNK; i++) prompt.push(Math.floor(random() * vocab));
         });
