@@ -11,7 +11,7 @@
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createEngine } from '../../packages/engine/src/index.js';
+import { createEngine, warmUp } from '../../packages/engine/src/index.js';
 import type { ModelExecutor } from '../../packages/interfaces/src/index.js';
 import { loadModelConfig } from '../../packages/models/src/index.js';
 import {
@@ -173,7 +173,9 @@ async function request(engine: Engine, prompt: number[], maxTokens: number): Pro
 }
 async function openEngine(enforceEager: boolean): Promise<Engine> {
   // c256 × (512 + 256) tokens fit without preemption.
-  return createEngine(speedEngineOptions(dir, 224 * 1024, enforceEager));
+  const engine = await createEngine(speedEngineOptions(dir, 224 * 1024, enforceEager));
+  await warmUp(engine); // as `ferrum serve` does before it listens
+  return engine;
 }
 async function concurrent(engine: Engine, clients: number, input: number, output: number) {
   const t0 = performance.now();

@@ -7,7 +7,7 @@
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createEngine } from '../../packages/engine/src/index.js';
+import { createEngine, warmUp } from '../../packages/engine/src/index.js';
 import type { ComputeBackend, ModelExecutor } from '../../packages/interfaces/src/index.js';
 import { loadModelConfig } from '../../packages/models/src/index.js';
 import { createCudaBackend } from '../../packages/runtime-cuda/src/index.js';
@@ -65,6 +65,7 @@ const engine = await createEngine(speedEngineOptions(dir, 64 * 1024), {
   backends: [tracedCuda()],
   tokenizer: null,
 });
+await warmUp(engine); // as `ferrum serve` does before it listens
 const randomPrompt = randomPrompts(config.vocabSize);
 
 interface Trace {

@@ -54,6 +54,8 @@ export class FerrumEngine implements InferenceEngine {
   readonly modelInfo: ModelInfo;
   readonly modelName: string;
   readonly tokenizer: Tokenizer | null;
+  /** Longest prompt + output a request may ask for (tokens). */
+  readonly maxModelLen: number;
   private readonly requests = new Map<string, OutputProcessor>();
   /** Removes a request's listener from its caller's signal, which may outlive it (shared by many requests). */
   private readonly signalDetachers = new Map<string, () => void>();
@@ -68,6 +70,7 @@ export class FerrumEngine implements InferenceEngine {
     this.modelInfo = parts.executor.info;
     this.modelName = parts.modelName;
     this.tokenizer = parts.tokenizer;
+    this.maxModelLen = parts.maxModelLen;
     this.recorder = new EngineMetricsRecorder(parts.scheduler, parts.kv);
     this.stepLoop = new StepLoop(parts.scheduler, parts.stepRunner, parts.asyncScheduling, {
       onLaunch: (step) => this.onLaunch(step),
@@ -154,7 +157,7 @@ export class FerrumEngine implements InferenceEngine {
   }
 
   private checkLength(promptLength: number, maxTokens: number): void {
-    const limit = this.parts.maxModelLen;
+    const limit = this.maxModelLen;
     if (promptLength + maxTokens > limit) {
       throw new FerrumError(
         'context_length_exceeded',

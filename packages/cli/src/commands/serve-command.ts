@@ -1,4 +1,4 @@
-import { createEngine } from '@ferrum/engine';
+import { createEngine, warmUp } from '@ferrum/engine';
 import { startServer } from '@ferrum/server';
 import { type ToolCallFormat, toolCallFormats } from '@ferrum/tokenizer';
 import { FerrumError } from '@ferrum/types';
@@ -20,6 +20,7 @@ with finish_reason "abort" and [DONE]). A second Ctrl-C exits at once.
   --tool-call-parser auto|${toolCallFormats.join('|')}|none   how tool calls are read back (default auto)
   --seed S                      seed of dummy weights and of requests that give none
   --shutdown-timeout SECONDS    how long open requests may run on after Ctrl-C / SIGTERM (default 30)
+  --skip-warmup                 listen at once, without the few short requests that first warm the engine up
 ${ENGINE_FLAGS_HELP}`;
 
 /** Seconds open requests may run on after the stop signal: Kubernetes' default grace period. */
@@ -39,6 +40,7 @@ export async function serveCommand(args: readonly string[], context: CliContext)
     'tool-call-parser': { type: 'string' },
     seed: { type: 'string' },
     'shutdown-timeout': { type: 'string' },
+    'skip-warmup': { type: 'boolean' },
   });
   if (parsed.positionals.length > 0) {
     throw new FerrumError(
@@ -58,6 +60,11 @@ export async function serveCommand(args: readonly string[], context: CliContext)
     log,
   });
   try {
+    if (parsed.values['skip-warmup'] !== true) {
+      const started = performance.now();
+      await warmUp(engine);
+      log(`warmed up in ${Math.round(performance.now() - started)} ms`);
+    }
     const server = await startServer(engine, {
       host: stringOption(parsed, 'host') ?? '127.0.0.1',
       port,
