@@ -4,9 +4,10 @@
 //   prefill floor = max(FLOPs / GEMM rate, weight bytes / bandwidth)
 // Runtime level (one executor, greedy device sampling): prefill time and decode step time, graphs on/off.
 // Engine level (createEngine, device cuda, dummy weights, random token-id prompts, EOS ignored, greedy):
-// c1 TTFT 32/512/2048 and decode; c8 512 in/256 out; c64 and c256 saturation; the agent workload (2,000-token
-// system prompt shared by 16 sequential turns of 64 new tokens, prefix cache on); steady latency (8 streams
-// in flight: 7 long decodes while a new 512-token prompt arrives every second; ITL p99 against p50).
+// c1 TTFT 32/512/2048 and decode; c8 512 in/256 out; c1 and c8 again with repetition, presence and frequency
+// penalties; c64 and c256 saturation; the agent workload (2,000-token system prompt shared by 16 sequential turns
+// of 64 new tokens, prefix cache on); steady latency (8 streams in flight: 7 long decodes while a new 512-token
+// prompt arrives every second; ITL p99 against p50).
 //   usage: tsx scripts/gpu/bench-speed.ts <config.json> <out.json> [parts: ceilings,runtime,engine,eager]
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -19,7 +20,7 @@ import {
   measureDeviceCeilings,
   weightLayout,
 } from '../../packages/runtime-cuda/src/index.js';
-import type { ForwardBatch } from '../../packages/types/src/index.js';
+import type { ForwardBatch, SamplingParams } from '../../packages/types/src/index.js';
 import { randomPrompts, speedEngineOptions } from './engine-setup.js';
 import { syntheticBatch } from './synthetic-batch.js';
 
@@ -151,7 +152,18 @@ interface Timing {
   endMs: number;
 }
 type Engine = Awaited<ReturnType<typeof createEngine>>;
-async function request(engine: Engine, prompt: number[], maxTokens: number): Promise<Timing> {
+/** The penalties of the "with penalties" figures: every decode step then carries sparse logit adjustments. */
+const PENALTIES: Partial<SamplingParams> = {
+  repetitionPenalty: 1.1,
+  presencePenalty: 0.2,
+  frequencyPenalty: 0.2,
+};
+async function request(
+  engine: Engine,
+  prompt: number[],
+  maxTokens: number,
+  sampling: Partial<SamplingParams> = {},
+): Promise<Timing> {
   const t0 = performance.now();
   let last = t0;
   let ttftMs = -1;
@@ -159,7 +171,7 @@ async function request(engine: Engine, prompt: number[], maxTokens: number): Pro
   const itlMs: number[] = [];
   const stream = engine.generate({
     prompt: { tokenIds: prompt },
-    sampling: { temperature: 0, maxTokens, ignoreEos: true },
+    sampling: { temperature: 0, maxTokens, ignoreEos: true, ...sampling },
   });
   for await (const chunk of stream) {
     const now = performance.now();
@@ -177,10 +189,16 @@ async function openEngine(enforceEager: boolean): Promise<Engine> {
   await warmUp(engine); // as `ferrum serve` does before it listens
   return engine;
 }
-async function concurrent(engine: Engine, clients: number, input: number, output: number) {
+async function concurrent(
+  engine: Engine,
+  clients: number,
+  input: number,
+  output: number,
+  sampling: Partial<SamplingParams> = {},
+) {
   const t0 = performance.now();
   const results = await Promise.all(
-    Array.from({ length: clients }, () => request(engine, randomPrompt(input), output)),
+    Array.from({ length: clients }, () => request(engine, randomPrompt(input), output, sampling)),
   );
   const wallS = (performance.now() - t0) / 1e3;
   const tokens = results.reduce((sum, r) => sum + r.tokens, 0);
@@ -221,6 +239,18 @@ async function engineFigures(enforceEager: boolean) {
   add(`c8 ITL p50 (${tag})`, median(c8.itl), 'ms', decodeStepFloor(8, 640) * 1e3);
   add(`c8 ITL p99 (${tag})`, quantile(c8.itl, 0.99), 'ms');
   json[`c8_${tag}`] = { ...c8, ttft: undefined, itl: undefined };
+  // With penalties no step is launched before the previous one's tokens are known (early-launch.ts).
+  const c1p = await request(engine, randomPrompt(512), 256, PENALTIES);
+  const penaltyRate = (c1p.tokens - 1) / ((c1p.endMs - c1p.ttftMs) / 1e3);
+  add(`c1 decode with penalties (${tag})`, penaltyRate, 'tok/s', 1 / decodeStepFloor(1, 640), true);
+  const c8p = await concurrent(engine, 8, 512, 256, PENALTIES);
+  add(
+    `c8 output tok/s with penalties (${tag})`,
+    c8p.outputTokPerS,
+    'tok/s',
+    8 / decodeStepFloor(8, 640),
+    true,
+  );
   if (!enforceEager) {
     const c64 = await concurrent(engine, 64, 512, 256);
     add('c64 512/256 output tok/s', c64.outputTokPerS, 'tok/s', 64 / decodeStepFloor(64, 640), true);

@@ -1,9 +1,10 @@
-// CUDA graphs for pure-decode steps (issue 7). A step whose rows are one token each, all sampled on the device
-// with no sparse adjustments or allowed lists, is packed at offsets that depend only on its bucket (the
-// smallest captured batch size that holds it), its rows padded to the bucket. The bucket's graph, captured
-// at load from a synthetic step of that size (GEMMs tuned first), replays every launch of the step; nothing
-// in it depends on per-step host data: attention runs a fixed split count per bucket and sizes each row's
-// splits on the device.
+// CUDA graphs for pure-decode steps (issue 7). A step whose rows are one token each, all sampled on the device,
+// is packed at offsets that depend only on its bucket (the smallest captured batch size that holds it), its rows
+// padded to the bucket. The bucket's graph, captured at load from a synthetic step of that size (GEMMs tuned
+// first), replays every launch of the step; nothing in it depends on per-step host data: attention runs a fixed
+// split count per bucket and sizes each row's splits on the device, and the sampling kernel finds the
+// variable-length sections after the kv list (penalties, logit bias, allowed ids) through a header at a fixed
+// offset (SamplingArgs::sections).
 // Padded rows: token 0 at position 0, no KV write (slot -1), attending to one harmless kv entry, not sampled.
 #include <cstdio>
 #include <cstring>
@@ -35,21 +36,17 @@ bool ModelRunner::stageDecodeGraph(const StepView& v, StepLayout& L, int* w) {
   const int bucket = graphBucket(B);
   const size_t S = static_cast<size_t>(B);
   if (bucket == 0 || v.numTokens != B || !v.hasSampling || v.sampleRows.size != S) return false;
-  if (v.rowFloats.size < 4 * S || v.rowInts.size < 4 * S || v.adjOffsets.size < S + 1 || v.allowedOffsets.size < S + 1) {
-    return false;
-  }
   for (int b = 0; b < B; b++) {
     if (v.sampleRows.data[b] != b || v.qIndptr.data[b + 1] != b + 1) return false;
     if (v.kvIndptr.data[b + 1] - v.kvIndptr.data[b] < 1) return false;
     if (v.rowInts.data[4 * b + 3] & kSampleSkip) return false;
   }
-  for (size_t i = 0; i <= S; i++) {
-    if (v.adjOffsets.data[i] != 0 || v.allowedOffsets.data[i] != 0) return false;
-  }
   const size_t K = static_cast<size_t>(v.kvIndptr.data[B]);
-  if (K + 1 > capacity_.kvIndices) return false;
-
+  const size_t A = static_cast<size_t>(v.adjOffsets.data[S]), N = static_cast<size_t>(v.allowedOffsets.data[S]);
   const size_t P = static_cast<size_t>(bucket);
+  const size_t kvStart = 16 * P + 2 + kSamplingSections;
+  if (K + 1 > capacity_.kvIndices || kvStart + K + 1 + 4 * A + N > capacity_.words()) return false;
+
   L.numTokens = B;
   L.numSeqs = B;
   L.numSampled = B;
@@ -68,9 +65,8 @@ bool ModelRunner::stageDecodeGraph(const StepView& v, StepLayout& L, int* w) {
   L.rowInts = 10 * P;
   L.adjOffsets = 14 * P;
   L.allowedOffsets = 15 * P + 1;
-  L.kvIndices = 16 * P + 2;
-  L.adjIds = L.adjPre = L.adjPost = L.adjFlags = L.allowedIds = L.kvIndices;  // empty sections: never read
-  L.words = L.kvIndices + K + 1;
+  L.samplingSections = 16 * P + 2;
+  L.kvIndices = kvStart;
 
   std::memcpy(w + L.tokenIds, v.tokenIds.data, S * 4);
   std::memcpy(w + L.positions, v.positions.data, S * 4);
@@ -80,6 +76,11 @@ bool ModelRunner::stageDecodeGraph(const StepView& v, StepLayout& L, int* w) {
   std::memcpy(w + L.rowInts, v.rowInts.data, 4 * S * 4);
   std::memcpy(w + L.kvIndices, v.kvIndices.data, K * 4);
   w[L.kvIndices + K] = 0;  // the padded rows' one kv entry: slot 0, read and ignored
+  std::memcpy(w + L.adjOffsets, v.adjOffsets.data, (S + 1) * 4);
+  std::memcpy(w + L.allowedOffsets, v.allowedOffsets.data, (S + 1) * 4);
+  WordPacker packer{w, L.kvIndices + K + 1};
+  putSamplingSections(v, L, packer);
+  L.words = packer.at;
   L.maxKvLen = 0;
   for (int b = 0; b < B; b++) {
     const int kvLen = v.kvIndptr.data[b + 1] - v.kvIndptr.data[b];
@@ -99,9 +100,9 @@ bool ModelRunner::stageDecodeGraph(const StepView& v, StepLayout& L, int* w) {
     w[L.rowInts + 4 * r + 1] = 0;
     w[L.rowInts + 4 * r + 2] = 0;
     w[L.rowInts + 4 * r + 3] = kSampleSkip;
+    w[L.adjOffsets + r + 1] = static_cast<int>(A);  // no entries
+    w[L.allowedOffsets + r + 1] = static_cast<int>(N);
   }
-  std::memset(w + L.adjOffsets, 0, (P + 1) * 4);
-  std::memset(w + L.allowedOffsets, 0, (P + 1) * 4);
   return true;
 }
 

@@ -210,13 +210,10 @@ void ModelRunner::runHead(const int* upload, int numSampled, bool compact) {
   sampling.rowFloats = reinterpret_cast<const float*>(upload + L.rowFloats);
   sampling.rowInts = upload + L.rowInts;
   sampling.adjOffsets = upload + L.adjOffsets;
-  sampling.adjIds = upload + L.adjIds;
-  sampling.adjPre = reinterpret_cast<const float*>(upload + L.adjPre);
-  sampling.adjPost = reinterpret_cast<const float*>(upload + L.adjPost);
-  sampling.adjFlags = upload + L.adjFlags;
   sampling.adjSaved = adjSaved_.as<float>();
   sampling.allowedOffsets = upload + L.allowedOffsets;
-  sampling.allowedIds = upload + L.allowedIds;
+  sampling.words = upload;
+  sampling.sections = upload + L.samplingSections;
   sampling.outTokens = output_.as<int>();
   sampling.outLogprobs = output_.as<float>() + rows;
   sampling.greedySplits = greedySplitsFor(S, numSms_);

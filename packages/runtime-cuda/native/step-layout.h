@@ -4,9 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kernels/attention-prefill.h"
+#include "kernels/kernels.h"
 
 namespace ferrum {
 
@@ -40,7 +42,7 @@ struct StepCapacity {
   size_t prefillTiles() const { return tokens / kPrefillTileRows + seqs; }
   size_t words() const {
     return 6 * tokens + kvIndices + sampleRows * 9 + 2 * (sampleRows + 1) + 4 * adjustments + allowed +
-           4 * prefillTiles();
+           4 * prefillTiles() + kSamplingSections;
   }
 };
 
@@ -56,11 +58,30 @@ struct StepLayout {
   size_t words = 0;
   // Word offsets into the upload buffer.
   size_t tokenIds = 0, positions = 0, slotMapping = 0, rowKvStart = 0, rowKvLen = 0, kvIndices = 0;
-  size_t sampleRows = 0, rowFloats = 0, rowInts = 0, adjOffsets = 0, adjIds = 0, adjPre = 0, adjPost = 0, adjFlags = 0;
-  size_t allowedOffsets = 0, allowedIds = 0;
+  size_t sampleRows = 0, rowFloats = 0, rowInts = 0, adjOffsets = 0, allowedOffsets = 0;
+  /** The sampling kernel's header (SamplingArgs::sections): where the variable-length sampling sections start. */
+  size_t samplingSections = 0;
   size_t decodeRows = 0, prefillTiles = 0;  // valid when numPrefillTiles > 0
   /** Sampled rows whose logits go to the host (all of them when not sampling); capacity reserved at load. */
   std::vector<int> hostLogitRows;
 };
+
+/** Appends sections to an upload buffer, each at the next free word, recording where each starts. */
+struct WordPacker {
+  int* words;
+  size_t at = 0;
+  /** `count` words from `src` at the next free word, whose offset goes to `offset`. */
+  void put(size_t& offset, const void* src, size_t count) {
+    offset = at;
+    if (count > 0) std::memcpy(words + at, src, count * 4);
+    at += count;
+  }
+};
+
+/**
+ * Appends a sampled step's variable-length sampling sections (adjustments, allowed ids) and writes their offsets
+ * into the header at `layout.samplingSections`.
+ */
+void putSamplingSections(const StepView& view, const StepLayout& layout, WordPacker& packer);
 
 }  // namespace ferrum

@@ -56,6 +56,18 @@ void ModelRunner::stagePreviousTokens(const StepView& v, const StepLayout& L, in
   }
 }
 
+void putSamplingSections(const StepView& v, const StepLayout& L, WordPacker& packer) {
+  const size_t S = v.sampleRows.size;
+  const size_t A = static_cast<size_t>(v.adjOffsets.data[S]), N = static_cast<size_t>(v.allowedOffsets.data[S]);
+  size_t offsets[kSamplingSections];  // in SamplingArgs' order
+  packer.put(offsets[0], v.adjIds.data, A);
+  packer.put(offsets[1], v.adjPre.data, A);
+  packer.put(offsets[2], v.adjPost.data, A);
+  packer.put(offsets[3], v.adjFlags.data, A);
+  packer.put(offsets[4], v.allowedIds.data, N);
+  for (int i = 0; i < kSamplingSections; i++) packer.words[L.samplingSections + i] = static_cast<int>(offsets[i]);
+}
+
 int ModelRunner::stage(const StepView& v, bool afterInFlight) {
   const size_t T = static_cast<size_t>(v.numTokens), B = static_cast<size_t>(v.numSeqs), S = v.sampleRows.size;
   if (v.numTokens < 0 || T > capacity_.tokens) invalid("numTokens " + std::to_string(v.numTokens) + " exceeds maxBatchTokens");
@@ -75,6 +87,20 @@ int ModelRunner::stage(const StepView& v, bool afterInFlight) {
   checkRange("sampleRows", v.sampleRows.data, S, static_cast<int64_t>(T));
   for (size_t i = 0; i < T; i++) {
     if (v.positions.data[i] < 0) invalid("positions must be non-negative");
+  }
+  if (v.hasSampling) {
+    needLength("sampling.rowFloats", v.rowFloats.size, 4 * S);
+    needLength("sampling.rowInts", v.rowInts.size, 4 * S);
+    checkOffsets("sampling.adjOffsets", v.adjOffsets, S, capacity_.adjustments);
+    checkOffsets("sampling.allowedOffsets", v.allowedOffsets, S, capacity_.allowed);
+    const size_t A = static_cast<size_t>(v.adjOffsets.data[S]), N = static_cast<size_t>(v.allowedOffsets.data[S]);
+    needLength("sampling.adjIds", v.adjIds.size, A);
+    needLength("sampling.adjPre", v.adjPre.size, A);
+    needLength("sampling.adjPost", v.adjPost.size, A);
+    needLength("sampling.adjFlags", v.adjFlags.size, A);
+    needLength("sampling.allowedIds", v.allowedIds.size, N);
+    checkRange("sampling.adjIds", v.adjIds.data, A, config_.shape.vocabSize);
+    checkRange("sampling.allowedIds", v.allowedIds.data, N, config_.shape.vocabSize);
   }
 
   // The area not in flight (at most one is); nothing is committed until every check has passed.
@@ -102,17 +128,13 @@ void ModelRunner::stagePacked(const StepView& v, StepLayout& L, int* words) {
   L.numSeqs = v.numSeqs;
   L.numSampled = static_cast<int>(S);
   L.sampling = v.hasSampling;
-  size_t at = 0;
-  auto put = [&](size_t& offset, const void* src, size_t count) {
-    offset = at;
-    if (count > 0) std::memcpy(words + at, src, count * 4);
-    at += count;
-  };
-  put(L.tokenIds, v.tokenIds.data, T);
-  put(L.positions, v.positions.data, T);
-  put(L.slotMapping, v.slotMapping.data, T);
-  put(L.kvIndices, v.kvIndices.data, K);
-  put(L.sampleRows, v.sampleRows.data, S);
+  WordPacker packer{words};
+  packer.put(L.tokenIds, v.tokenIds.data, T);
+  packer.put(L.positions, v.positions.data, T);
+  packer.put(L.slotMapping, v.slotMapping.data, T);
+  packer.put(L.kvIndices, v.kvIndices.data, K);
+  packer.put(L.sampleRows, v.sampleRows.data, S);
+  const size_t at = packer.at;
   // Per row: where its sequence's kv list starts and how much of it the row sees (causal). Sequences with
   // several new tokens go to the tensor-core prefill kernel in tiles; single-token rows to launchAttention.
   L.rowKvStart = at;
@@ -149,38 +171,24 @@ void ModelRunner::stagePacked(const StepView& v, StepLayout& L, int* words) {
     }
   }
   if (L.numPrefillTiles == 0) L.maxKvLen = allRowsMaxKv;  // every row goes through launchAttention
-  at = L.prefillTiles + 4 * L.numPrefillTiles;
+  packer.at = L.prefillTiles + 4 * L.numPrefillTiles;
 
   L.hostLogitRows.clear();
   if (!v.hasSampling) {
     for (size_t r = 0; r < S; r++) L.hostLogitRows.push_back(static_cast<int>(r));
   } else {
-    needLength("sampling.rowFloats", v.rowFloats.size, 4 * S);
-    needLength("sampling.rowInts", v.rowInts.size, 4 * S);
-    checkOffsets("sampling.adjOffsets", v.adjOffsets, S, capacity_.adjustments);
-    checkOffsets("sampling.allowedOffsets", v.allowedOffsets, S, capacity_.allowed);
-    const size_t A = static_cast<size_t>(v.adjOffsets.data[S]), N = static_cast<size_t>(v.allowedOffsets.data[S]);
-    needLength("sampling.adjIds", v.adjIds.size, A);
-    needLength("sampling.adjPre", v.adjPre.size, A);
-    needLength("sampling.adjPost", v.adjPost.size, A);
-    needLength("sampling.adjFlags", v.adjFlags.size, A);
-    needLength("sampling.allowedIds", v.allowedIds.size, N);
-    checkRange("sampling.adjIds", v.adjIds.data, A, config_.shape.vocabSize);
-    checkRange("sampling.allowedIds", v.allowedIds.data, N, config_.shape.vocabSize);
     for (size_t r = 0; r < S; r++) {
       if (v.rowInts.data[4 * r + 3] & kSampleSkip) L.hostLogitRows.push_back(static_cast<int>(r));
     }
-    put(L.rowFloats, v.rowFloats.data, 4 * S);
-    put(L.rowInts, v.rowInts.data, 4 * S);
-    put(L.adjOffsets, v.adjOffsets.data, S + 1);
-    put(L.adjIds, v.adjIds.data, A);
-    put(L.adjPre, v.adjPre.data, A);
-    put(L.adjPost, v.adjPost.data, A);
-    put(L.adjFlags, v.adjFlags.data, A);
-    put(L.allowedOffsets, v.allowedOffsets.data, S + 1);
-    put(L.allowedIds, v.allowedIds.data, N);
+    packer.put(L.rowFloats, v.rowFloats.data, 4 * S);
+    packer.put(L.rowInts, v.rowInts.data, 4 * S);
+    packer.put(L.adjOffsets, v.adjOffsets.data, S + 1);
+    packer.put(L.allowedOffsets, v.allowedOffsets.data, S + 1);
+    L.samplingSections = packer.at;
+    packer.at += kSamplingSections;
+    putSamplingSections(v, L, packer);
   }
-  L.words = at;
+  L.words = packer.at;
 }
 
 }  // namespace ferrum

@@ -1,4 +1,5 @@
-// A model's steps (prefills, prompt chunks over a cached prefix, decode graphs, eager decode steps) give the same
+// A model's steps (prefills, prompt chunks over a cached prefix, decode graphs with and without penalties, eager
+// decode steps) give the same
 // bits every time, also while another process uses the GPU. Reference: the same steps on the same executor before
 // the other process starts. The GPU time-slices between the two processes' contexts, so the test's kernels are
 // stopped and resumed at arbitrary points: a missing barrier between a block's warps shows as logits that change
@@ -47,7 +48,9 @@ const LONG_CHUNKS = [
 ];
 const SLOT_BASE = [0, 500, 1000, 1500];
 const DECODE_STEPS = 8;
-/** Decode steps after those in which sequence 2 has a repetition penalty: its sparse adjustments run them eagerly. */
+/** Decode steps after those in which sequence 2 has a repetition penalty (sparse adjustments, still graphs). */
+const PENALTY_STEPS = 2;
+/** Decode steps after those in which sequence 2's logits go to the host, which runs them eagerly. */
 const EAGER_DECODE_STEPS = 2;
 const ROUNDS = 25;
 
@@ -83,6 +86,7 @@ describe.skipIf(!available || models.length === 0)(
           const outputs: number[][] = prompts.map(() => []);
           const seen: number[][] = [];
           let penalty = false;
+          let hostLogits = false;
           // Sequence 1 draws at temperature 0.8 within top-k and top-p (seeded); the others are greedy.
           const rowFor = (s: number): RowSampling => ({
             requestId: `seq${s}`,
@@ -95,7 +99,7 @@ describe.skipIf(!available || models.length === 0)(
             seed: 901 + s,
             outputTokenIds: Int32Array.from(outputs[s]),
             promptTokenIds: Int32Array.from(prompts[s]),
-            needsHostLogits: false,
+            needsHostLogits: hostLogits && s === 2,
           });
           /** Runs `steps`, step i of sequence seqs[i]; each sequence that samples gets its token. */
           const run = async (seqs: number[], steps: SeqStep[]) => {
@@ -103,8 +107,14 @@ describe.skipIf(!available || models.length === 0)(
             const result = await executor.forward(buildBatch(steps, (row) => rowFor(sampling[row])));
             const entries: number[] = [];
             sampling.forEach((s, row) => {
-              outputs[s].push(result.tokens[row]);
-              entries.push(result.tokens[row], result.logprobs![row]);
+              // A host-logits row: its token is the argmax of its logits, and that logit is compared too.
+              const i = result.logitsRows?.indexOf(row) ?? -1;
+              const logits = i < 0 ? null : result.logits!.subarray(i * vocab, (i + 1) * vocab);
+              const token = logits
+                ? logits.reduce((best, v, id) => (v > logits[best] ? id : best), 0)
+                : result.tokens[row];
+              outputs[s].push(token);
+              entries.push(token, logits ? logits[token] : result.logprobs![row]);
             });
             seen.push(entries);
           };
@@ -127,8 +137,9 @@ describe.skipIf(!available || models.length === 0)(
             };
             await run([long], [step]);
           }
-          for (let i = 0; i < DECODE_STEPS + EAGER_DECODE_STEPS; i++) {
-            penalty = i >= DECODE_STEPS;
+          for (let i = 0; i < DECODE_STEPS + PENALTY_STEPS + EAGER_DECODE_STEPS; i++) {
+            penalty = i >= DECODE_STEPS && i < DECODE_STEPS + PENALTY_STEPS;
+            hostLogits = i >= DECODE_STEPS + PENALTY_STEPS;
             await run(
               shortSeqs,
               shortSeqs.map((s) => ({
@@ -170,7 +181,9 @@ describe.skipIf(!available || models.length === 0)(
         } finally {
           contender.kill();
         }
-        expect(executor.memory().graphSteps - graphStepsBefore).toBe((ROUNDS + 1) * DECODE_STEPS);
+        expect(executor.memory().graphSteps - graphStepsBefore).toBe(
+          (ROUNDS + 1) * (DECODE_STEPS + PENALTY_STEPS),
+        );
       });
     });
   },

@@ -40,16 +40,25 @@ describe.skipIf(!available || models.length === 0)(
           base: SLOT_BASE[s],
           seed: 77 + s,
         }));
-        const rowFor = (s: number, extra: Partial<SamplingParams> = {}): RowSampling => ({
+        const rowFor = (
+          s: number,
+          extra: Partial<SamplingParams>,
+          needsHostLogits: boolean,
+        ): RowSampling => ({
           requestId: `seq${s}`,
           // Sequence 2 samples at temperature 0.7 (seeded draws), the others greedily.
           params: { ...DEFAULT_SAMPLING_PARAMS, temperature: s === 2 ? 0.7 : 0, logprobs: 0, ...extra },
           seed: seqs[s].seed,
           outputTokenIds: Int32Array.from(seqs[s].tokens.slice(PROMPT_LENGTHS[s])),
           promptTokenIds: Int32Array.from(seqs[s].tokens.slice(0, PROMPT_LENGTHS[s])),
-          needsHostLogits: false,
+          needsHostLogits,
         });
-        const run = async (active: number[], decode: boolean, extra: Partial<SamplingParams> = {}) => {
+        const run = async (
+          active: number[],
+          decode: boolean,
+          extra: Partial<SamplingParams> = {},
+          hostLogitsRow = -1,
+        ) => {
           const steps: SeqStep[] = active.map((s) => {
             const { tokens, base } = seqs[s];
             return {
@@ -58,23 +67,39 @@ describe.skipIf(!available || models.length === 0)(
               sample: 'last',
             };
           });
-          const batch = buildBatch(steps, (row) => rowFor(active[row], extra));
+          const batch = buildBatch(steps, (row) => rowFor(active[row], extra, row === hostLogitsRow));
           const [a, b] = await Promise.all([eager.forward(batch), graphs.forward(batch)]);
           expect(Array.from(b.tokens)).toEqual(Array.from(a.tokens));
           for (let r = 0; r < a.tokens.length; r++) {
+            if (r === hostLogitsRow) continue; // not sampled: its logits came back instead
             expect(Math.abs(b.logprobs![r] - a.logprobs![r]), `row ${r}`).toBeLessThanOrEqual(2e-2);
           }
-          for (const [r, s] of active.entries()) seqs[s].tokens.push(a.tokens[r]);
+          const picked = Array.from(a.tokens);
+          if (hostLogitsRow >= 0) {
+            expect(Array.from(b.logitsRows!)).toEqual([hostLogitsRow]);
+            expect(Array.from(b.logits!)).toEqual(Array.from(a.logits!));
+            // The host's pick for that row: the argmax of its logits.
+            const logits = a.logits!;
+            picked[hostLogitsRow] = logits.reduce((best, v, i) => (v > logits[best] ? i : best), 0);
+          }
+          for (const [r, s] of active.entries()) seqs[s].tokens.push(picked[r]);
         };
 
         await run([0, 1, 2], false); // prefill: eager on both
         for (let i = 0; i < 10; i++) await run([0, 1, 2], true); // bucket 4, one padded row
         for (let i = 0; i < 6; i++) await run([2, 1], true); // bucket 2
-        await run([0, 1], true, { repetitionPenalty: 1.3 }); // sparse adjustments: eager fallback
+        // Sparse adjustments (penalties over the outputs so far, logit bias, bans) and allowed ids: sections whose
+        // length changes from step to step, which the graphs' sampling finds through the upload's header.
+        const penalties = { repetitionPenalty: 1.3, presencePenalty: 0.5, frequencyPenalty: 0.3 };
+        for (let i = 0; i < 4; i++)
+          await run([0, 1, 2], true, { ...penalties, logitBias: { 5: 4, 7: -100 } });
+        await run([1, 2], true, { bannedTokenIds: [seqs[1].tokens.at(-1)!, 3] });
+        await run([0, 2], true, { allowedTokenIds: [2, 9, 11, 17, 40, 41, 42].filter((id) => id < vocab) });
+        await run([0, 1], true, {}, 1); // a row whose logits go to the host: eager fallback
         await run([0], true); // bucket 1
 
         expect(eager.memory().graphSteps).toBe(0);
-        expect(graphs.memory().graphSteps).toBe(17);
+        expect(graphs.memory().graphSteps).toBe(10 + 6 + 4 + 2 + 1);
         // Every bucket (1, 2, 4, 8, 16 for maxBatchSeqs 16) was captured at load; none on eager.
         expect(graphs.memory().graphsCaptured).toBe(5);
         expect(eager.memory().graphsCaptured).toBe(0);

@@ -139,19 +139,21 @@ struct SamplingArgs {
   const float* rowFloats;    // [S][4] temperature, topP, minP, repetitionPenalty
   const int* rowInts;        // [S][4] topK, seed (uint32 bits), step, flags (kSample*)
   const int* adjOffsets;     // [S + 1] sparse per-row logit adjustments
-  const int* adjIds;
-  const float* adjPre;       // added before the repetition penalty (logit bias)
-  const float* adjPost;      // added after it (-presence - frequency × count)
-  const int* adjFlags;       // kAdjRepetition | kAdjBanned
   float* adjSaved;           // scratch: the raw logit of each adjusted id
   const int* allowedOffsets; // [S + 1] sorted allowed ids of rows with kSampleAllowedOnly
-  const int* allowedIds;
+  // The variable-length sections: word offsets in `words` (the step's upload) of adjIds, adjPre (added before the
+  // repetition penalty: logit bias), adjPost (added after it: -presence - frequency × count), adjFlags
+  // (kAdjRepetition | kAdjBanned) and allowedIds. Read on the device, so that a decode graph takes sections
+  // whose place in the upload differs from step to step.
+  const int* words;
+  const int* sections;       // [kSamplingSections]
   int* outTokens;            // [S]; -1 for skipped rows, kNothingToSample when every token was masked
   float* outLogprobs;        // [S]
   int greedySplits;          // blocks a plain greedy row's scan is cut into, 1..kMaxGreedySplits
   float* greedyPartials;     // [S][kMaxGreedySplits][3] scratch: each block's max, sum and argmax (int bits)
   unsigned* greedyTickets;   // [S] blocks of the row done; zero between launches (the last block resets it)
 };
+constexpr int kSamplingSections = 5;
 constexpr int kMaxGreedySplits = 16;
 constexpr int kNothingToSample = -2;
 constexpr int kSampleGreedy = 1;

@@ -216,6 +216,21 @@ __device__ __noinline__ void sampleGreedyPlain(const SamplingArgs& a, const floa
   }
 }
 
+/** SamplingArgs' variable-length sections, found through its `sections` header. */
+struct Sections {
+  const int* adjIds;
+  const float* adjPre;
+  const float* adjPost;
+  const int* adjFlags;
+  const int* allowedIds;
+  __device__ explicit Sections(const SamplingArgs& a)
+      : adjIds(a.words + a.sections[0]),
+        adjPre(reinterpret_cast<const float*>(a.words + a.sections[1])),
+        adjPost(reinterpret_cast<const float*>(a.words + a.sections[2])),
+        adjFlags(a.words + a.sections[3]),
+        allowedIds(a.words + a.sections[4]) {}
+};
+
 __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   using Scan = cub::BlockScan<double, kThreads>;
   __shared__ typename Scan::TempStorage scanStorage;
@@ -242,6 +257,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
     return sampleGreedyPlain(a, row, r, floatScratch, intScratch, sumScratch);
   }
   if (blockIdx.y != 0) return;  // the rest of the chain runs in one block a row
+  const Sections sec(a);
 
   // Raw log-sum-exp, before any adjustment.
   float localMax = -INFINITY;
@@ -254,21 +270,21 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   // Sparse adjustments; ids within a row are unique, so threads never touch the same logit.
   const float repetition = a.rowFloats[r * 4 + 3];
   for (int e = adjBegin + threadIdx.x; e < adjEnd; e += kThreads) {
-    const int id = a.adjIds[e];
+    const int id = sec.adjIds[e];
     float v = row[id];
     a.adjSaved[e] = v;
-    if (a.adjFlags[e] & kAdjBanned) {
+    if (sec.adjFlags[e] & kAdjBanned) {
       v = -INFINITY;
     } else {
-      v += a.adjPre[e];
-      if (a.adjFlags[e] & kAdjRepetition) v = v > 0.f ? v / repetition : v * repetition;
-      v += a.adjPost[e];
+      v += sec.adjPre[e];
+      if (sec.adjFlags[e] & kAdjRepetition) v = v > 0.f ? v / repetition : v * repetition;
+      v += sec.adjPost[e];
     }
     row[id] = v;
   }
   __syncthreads();
   if (flags & kSampleAllowedOnly) {
-    const int* allowed = a.allowedIds + a.allowedOffsets[r];
+    const int* allowed = sec.allowedIds + a.allowedOffsets[r];
     const int numAllowed = a.allowedOffsets[r + 1] - a.allowedOffsets[r];
     for (int i = threadIdx.x; i < V; i += kThreads) {
       if (!isAllowed(allowed, numAllowed, i)) row[i] = -INFINITY;
@@ -357,7 +373,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   if (threadIdx.x == 0) rawChosen = row[token];
   __syncthreads();
   for (int e = adjBegin + threadIdx.x; e < adjEnd; e += kThreads) {
-    if (a.adjIds[e] == token) rawChosen = a.adjSaved[e];
+    if (sec.adjIds[e] == token) rawChosen = a.adjSaved[e];
   }
   __syncthreads();
   if (threadIdx.x == 0) {
