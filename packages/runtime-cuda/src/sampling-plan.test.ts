@@ -36,6 +36,8 @@ describe('SamplingPlanner', () => {
     expect([...packed.adjOffsets]).toEqual([0, 1, 3]);
     expect([...packed.adjIds]).toEqual([EOS, 4, 9]);
     expect([...packed.adjPost]).toEqual([0, -2, -1]);
+    // The first entry is made while the arrays grow from empty: its flag must land in the grown array.
+    expect([...packed.adjFlags]).toEqual([2, 0, 0]);
     expect(plain.count).toBe(0);
     expect(penalized.count).toBeGreaterThan(0);
   });
@@ -56,5 +58,18 @@ describe('SamplingPlanner', () => {
     expect(grown.adjIds.length).toBe(300);
     expect(grown.adjIds[299]).toBe(299 % VOCAB);
     expect([...grown.adjOffsets.subarray(0, 3)]).toEqual([0, 1, 2]);
+  });
+
+  it('keeps the bias and the flag of an entry made while the arrays grow', () => {
+    const planner = new SamplingPlanner(VOCAB, [EOS]);
+    const packed = planner.pack([row({ temperature: 0, logitBias: { 3: 1.5 }, bannedTokenIds: [5] }, [])]);
+    expect([...packed.adjIds]).toEqual([5, 3]);
+    expect([...packed.adjFlags]).toEqual([2, 0]);
+    const biased = planner.pack([row({ temperature: 0, logitBias: { 3: 1.5 } }, [])]);
+    expect([...biased.adjPre]).toEqual([1.5]);
+    const fresh = new SamplingPlanner(VOCAB, [EOS]).pack([
+      row({ temperature: 0, logitBias: { 3: 1.5 } }, []),
+    ]);
+    expect([...fresh.adjPre]).toEqual([1.5]);
   });
 });

@@ -109,8 +109,10 @@ export class SamplingPlanner {
       if (!params.ignoreEos) for (const id of this.eosTokenIds) this.flag(id, ADJ_BANNED, 'eosTokenIds');
     }
     if (params.logitBias !== null) {
-      for (const key in params.logitBias)
-        this.adjPre[this.entry(Number(key), 'logitBias')] += params.logitBias[key];
+      for (const key in params.logitBias) {
+        const e = this.entry(Number(key), 'logitBias'); // first: it may grow the arrays
+        this.adjPre[e] += params.logitBias[key];
+      }
     }
     if (params.repetitionPenalty !== 1) {
       const { promptTokenIds: prompt, outputTokenIds: output } = row;
@@ -137,7 +139,8 @@ export class SamplingPlanner {
   }
 
   private flag(id: number, bit: number, field: string): void {
-    this.adjFlags[this.entry(id, field)] |= bit;
+    const e = this.entry(id, field); // first: it may grow the arrays
+    this.adjFlags[e] |= bit;
   }
 
   /** The adjustment entry of `id` in the current row, created on first use. */
