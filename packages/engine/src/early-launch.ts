@@ -19,9 +19,10 @@ import {
  *    it before the next step, and a runtime may refuse host-logit rows behind a step in flight);
  * 3. every placeholder takes a sample N drew on the runtime (a host-sampled token is not on the device);
  * 4. no placeholder row's sampling reads the contents of its outputs, whose last entry (the placeholder) is
- *    unknown when the runtime reads the record: no repetition, presence or frequency penalty, `minTokens`
- *    reached counting the placeholder, and no `allowedTokenIds` (static, but kept out as a constraint).
- *    The number of outputs is known (the record counts the placeholder), so seeded draws are unchanged.
+ *    unknown when the runtime reads the record: no repetition, presence or frequency penalty (unless the
+ *    runtime counts the placeholder in them itself: `previousTokenPenalties`), `minTokens` reached counting
+ *    the placeholder, and no `allowedTokenIds` (static, but kept out as a constraint). The number of outputs
+ *    is known (the record counts the placeholder), so seeded draws are unchanged.
  *
  * Whether the runtime samples a row is judged from the ops it needs against `deviceSampling`, which never
  * claims a row the runtime would leave to the host (the CPU runtime's `['greedy']` covers plain greedy rows
@@ -29,9 +30,11 @@ import {
  */
 export class EarlyLaunchRule {
   private readonly ops: ReadonlySet<DeviceSamplingOp>;
+  private readonly countsPlaceholderPenalties: boolean;
 
   private constructor(capabilities: BackendCapabilities) {
     this.ops = new Set(capabilities.deviceSampling);
+    this.countsPlaceholderPenalties = capabilities.previousTokenPenalties === true;
   }
 
   /** The rule for a backend, or null when its runtime cannot take placeholders on the device. */
@@ -53,7 +56,7 @@ export class EarlyLaunchRule {
       const source = sources[index];
       if (source === undefined || !this.samplesOnRuntime(source)) return false;
     }
-    return placeholderRowsIgnoreHistory(step);
+    return placeholderRowsIgnoreHistory(step, this.countsPlaceholderPenalties);
   }
 
   /** Whether the runtime samples `row` itself: every op the row needs is one it runs on the device. */
@@ -78,10 +81,11 @@ export class EarlyLaunchRule {
 }
 
 /**
- * Whether the sampling of every placeholder row reads no output token (see rule 4). Placeholder rows and
- * sampled rows both ascend in the scheduler's batches; any other order is judged unsafe.
+ * Whether the sampling of every placeholder row reads no output token the runtime does not count itself (see
+ * rule 4). Placeholder rows and sampled rows both ascend in the scheduler's batches; any other order is judged
+ * unsafe.
  */
-function placeholderRowsIgnoreHistory(step: ScheduledStep): boolean {
+function placeholderRowsIgnoreHistory(step: ScheduledStep, penaltiesCounted: boolean): boolean {
   const { rows } = step.placeholders!;
   const { sampleRows, sampling } = step.batch;
   let i = 0;
@@ -92,7 +96,11 @@ function placeholderRowsIgnoreHistory(step: ScheduledStep): boolean {
     for (let j = i; j < sampleRows.length && sampleRows[j] === row; j++) {
       const record = sampling![j];
       const p = record.params;
-      if (hasPenalties(record) || p.allowedTokenIds !== null || numOutputTokensOf(record) < p.minTokens)
+      if (
+        (hasPenalties(record) && !penaltiesCounted) ||
+        p.allowedTokenIds !== null ||
+        numOutputTokensOf(record) < p.minTokens
+      )
         return false;
     }
   }

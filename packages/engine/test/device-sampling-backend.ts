@@ -21,15 +21,25 @@ interface Samples {
  * logits. It behaves as the CUDA runtime's contract says: each row's sampling is read when `forward()` is
  * called (a copy of its outputs, so a step launched before its placeholders are known sees exactly that),
  * forwards run in call order, `previousTokens` rows take the previous forward's device samples, and a
- * forward with host-logit rows called while another runs is refused.
+ * forward with host-logit rows called while another runs is refused. With `previousTokenPenalties` it says so
+ * in its capabilities, and a `previousTokens` row with penalties counts the token it takes as its newest output
+ * (the record's value for it, unknown when the step was launched early, is not read), as the CUDA runtime does.
  */
-export function createDeviceSamplingBackend(): ComputeBackend {
+export function createDeviceSamplingBackend(
+  options: { previousTokenPenalties?: boolean } = {},
+): ComputeBackend {
+  const countsPlaceholders = options.previousTokenPenalties === true;
   const cpu = createCpuBackend();
   return {
     specificationVersion: 'v1',
     name: 'cpu',
     async probe() {
-      return { ...(await cpu.probe()), deviceSampling: DEVICE_SAMPLING_OPS, previousTokens: true };
+      return {
+        ...(await cpu.probe()),
+        deviceSampling: DEVICE_SAMPLING_OPS,
+        previousTokens: true,
+        previousTokenPenalties: countsPlaceholders,
+      };
     },
     async loadModel(spec): Promise<ModelExecutor> {
       const inner = await cpu.loadModel(spec);
@@ -50,6 +60,13 @@ export function createDeviceSamplingBackend(): ComputeBackend {
           refer.rows.forEach((row, i) => {
             tokenIds[row] = earlier[refer.sampleIndices[i]];
           });
+          if (countsPlaceholders) {
+            // A placeholder row's newest output is the token it takes (the record holds a stand-in value).
+            batch.sampleRows.forEach((row, i) => {
+              if (refer.rows.includes(row))
+                rows[i].outputTokenIds[rows[i].outputTokenIds.length - 1] = tokenIds[row];
+            });
+          }
         }
         const { logits } = await inner.forward({
           ...batch,

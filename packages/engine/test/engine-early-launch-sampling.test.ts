@@ -32,16 +32,21 @@ const banOddIds: LogitsProcessor = {
 
 describe('early launch with device sampling', () => {
   let early: Rig;
+  let counting: Rig;
   let late: Rig;
   let reference: Rig;
   beforeAll(async () => {
     const logitsProcessors = [banOddIds];
     early = await createRig('early', { inner: createDeviceSamplingBackend(), logitsProcessors });
+    counting = await createRig('early', {
+      inner: createDeviceSamplingBackend({ previousTokenPenalties: true }),
+      logitsProcessors,
+    });
     late = await createRig('late', { inner: createDeviceSamplingBackend(), logitsProcessors });
     reference = await createRig('plain', { logitsProcessors });
   });
   afterAll(async () => {
-    for (const rig of [early, late, reference]) await rig.engine.shutdown();
+    for (const rig of [early, counting, late, reference]) await rig.engine.shutdown();
   });
 
   /**
@@ -49,9 +54,9 @@ describe('early launch with device sampling', () => {
    * text and ends (logprobs within float error: its greedy rows are the runtime's). Returns how many
    * forwards the early engine launched while another ran.
    */
-  async function compare(requests: readonly TestRequest[]): Promise<number> {
-    const before = early.spy.overlap.early;
-    const [a, b, c] = await Promise.all([early, late, reference].map((rig) => runAll(rig.engine, requests)));
+  async function compare(requests: readonly TestRequest[], rig = early): Promise<number> {
+    const before = rig.spy.overlap.early;
+    const [a, b, c] = await Promise.all([rig, late, reference].map((r) => runAll(r.engine, requests)));
     expect(a.map(comparable)).toEqual(b.map(comparable));
     const text = (out: Collected) => ({ tokens: out.tokens, texts: out.texts, ends: out.finishReasons });
     expect(a.map(text)).toEqual(c.map(text));
@@ -59,10 +64,10 @@ describe('early launch with device sampling', () => {
     const [la, lc] = [logprobs(a), logprobs(c)];
     expect(la.map((l) => l.tokenId)).toEqual(lc.map((l) => l.tokenId));
     for (const [i, l] of la.entries()) expect(l.logprob).toBeCloseTo(lc[i].logprob, 4);
-    expectCleanEnd(early, a);
+    expectCleanEnd(rig, a);
     expectCleanEnd(late, b);
     expect(late.spy.overlap.early).toBe(0);
-    return early.spy.overlap.early - before;
+    return rig.spy.overlap.early - before;
   }
 
   it('seeded sampling, n > 1 and logprobs draw the same tokens when launched early', async () => {
@@ -114,6 +119,22 @@ describe('early launch with device sampling', () => {
     const request = { prompt: { tokenIds: golden.prompts[2] }, sampling: { ...sampling, maxTokens: 16 } };
     expect(await compare([request])).toBe(0);
   });
+
+  it.each<[string, Partial<SamplingParams>]>([
+    ['a repetition penalty', { ...greedy, repetitionPenalty: 1.5 }],
+    ['a presence penalty', { temperature: 0.8, seed: 4, presencePenalty: 1.5 }],
+    ['a frequency penalty', { ...greedy, frequencyPenalty: 1 }],
+    [
+      'all three and a bias',
+      { ...greedy, repetitionPenalty: 1.2, presencePenalty: 0.5, frequencyPenalty: 0.5, logitBias: { 9: 2 } },
+    ],
+  ])(
+    'on a runtime that counts the placeholder in the penalties, steps with %s launch early and sample the same',
+    async (_, sampling) => {
+      const request = { prompt: { tokenIds: golden.prompts[2] }, sampling: { ...sampling, maxTokens: 16 } };
+      expect(await compare([request], counting)).toBe(15);
+    },
+  );
 
   it('min tokens: early launch only once the count, placeholder included, reaches it', async () => {
     // Greedy, this prompt continues with one token only: a stop id once the mask lifts.

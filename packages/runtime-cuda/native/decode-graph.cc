@@ -44,7 +44,9 @@ bool ModelRunner::stageDecodeGraph(const StepView& v, StepLayout& L, int* w) {
   const size_t K = static_cast<size_t>(v.kvIndptr.data[B]);
   const size_t A = static_cast<size_t>(v.adjOffsets.data[S]), N = static_cast<size_t>(v.allowedOffsets.data[S]);
   const size_t P = static_cast<size_t>(bucket);
-  const size_t kvStart = 16 * P + 2 + kSamplingSections;
+  // tokenIds, positions, slotMapping, sampleRows, rowKvStart, rowKvLen, rowFloats, rowInts, the offsets, the header.
+  const size_t rowInts = (6 + kRowFloats) * P, adjOffsets = rowInts + 4 * P, allowedOffsets = adjOffsets + P + 1;
+  const size_t samplingSections = allowedOffsets + P + 1, kvStart = samplingSections + kSamplingSections;
   if (K + 1 > capacity_.kvIndices || kvStart + K + 1 + 4 * A + N > capacity_.words()) return false;
 
   L.numTokens = B;
@@ -62,17 +64,17 @@ bool ModelRunner::stageDecodeGraph(const StepView& v, StepLayout& L, int* w) {
   L.rowKvStart = 4 * P;
   L.rowKvLen = 5 * P;
   L.rowFloats = 6 * P;
-  L.rowInts = 10 * P;
-  L.adjOffsets = 14 * P;
-  L.allowedOffsets = 15 * P + 1;
-  L.samplingSections = 16 * P + 2;
+  L.rowInts = rowInts;
+  L.adjOffsets = adjOffsets;
+  L.allowedOffsets = allowedOffsets;
+  L.samplingSections = samplingSections;
   L.kvIndices = kvStart;
 
   std::memcpy(w + L.tokenIds, v.tokenIds.data, S * 4);
   std::memcpy(w + L.positions, v.positions.data, S * 4);
   std::memcpy(w + L.slotMapping, v.slotMapping.data, S * 4);
   std::memcpy(w + L.sampleRows, v.sampleRows.data, S * 4);
-  std::memcpy(w + L.rowFloats, v.rowFloats.data, 4 * S * 4);
+  std::memcpy(w + L.rowFloats, v.rowFloats.data, kRowFloats * S * 4);
   std::memcpy(w + L.rowInts, v.rowInts.data, 4 * S * 4);
   std::memcpy(w + L.kvIndices, v.kvIndices.data, K * 4);
   w[L.kvIndices + K] = 0;  // the padded rows' one kv entry: slot 0, read and ignored
@@ -95,7 +97,7 @@ bool ModelRunner::stageDecodeGraph(const StepView& v, StepLayout& L, int* w) {
     w[L.sampleRows + r] = static_cast<int>(r);
     w[L.rowKvStart + r] = static_cast<int>(K);
     w[L.rowKvLen + r] = 1;
-    std::memset(w + L.rowFloats + 4 * r, 0, 16);
+    std::memset(w + L.rowFloats + kRowFloats * r, 0, kRowFloats * 4);
     w[L.rowInts + 4 * r] = 0;
     w[L.rowInts + 4 * r + 1] = 0;
     w[L.rowInts + 4 * r + 2] = 0;
@@ -149,11 +151,11 @@ void ModelRunner::captureDecodeGraphs() {
     const size_t B = static_cast<size_t>(bucket);
     // B greedy rows of token 0 at position 0, all writing and attending to slot 0 (the pool holds nothing yet).
     std::vector<int> zeros(B, 0), counting(B + 1), offsets(B + 1, 0), rowInts(4 * B, 0);
-    std::vector<float> rowFloats(4 * B, 0.f);
+    std::vector<float> rowFloats(kRowFloats * B, 0.f);
     for (size_t i = 0; i <= B; i++) counting[i] = static_cast<int>(i);
     for (size_t r = 0; r < B; r++) {
-      rowFloats[4 * r + 1] = 1.f;  // top-p
-      rowFloats[4 * r + 3] = 1.f;  // repetition penalty
+      rowFloats[kRowFloats * r + 1] = 1.f;  // top-p
+      rowFloats[kRowFloats * r + 3] = 1.f;  // repetition penalty
       rowInts[4 * r + 3] = kSampleGreedy;
     }
     StepView v;
@@ -162,7 +164,7 @@ void ModelRunner::captureDecodeGraphs() {
     v.sampleRows = {counting.data(), B};
     v.numSeqs = v.numTokens = bucket;
     v.hasSampling = true;
-    v.rowFloats = {rowFloats.data(), 4 * B};
+    v.rowFloats = {rowFloats.data(), kRowFloats * B};
     v.rowInts = {rowInts.data(), 4 * B};
     v.adjOffsets = v.allowedOffsets = {offsets.data(), B + 1};
     execute(stage(v, false));

@@ -122,6 +122,7 @@ void ModelRunner::allocateWorkspaces() {
   const size_t rowSplits = std::max<size_t>(static_cast<size_t>(config_.maxBatchSeqs) * kMaxSplits, 64);
   partial_ = DeviceBuffer(rowSplits * s.numHeads * (s.headDim + 2) * sizeof(float));
   output_ = DeviceBuffer(2 * rows * sizeof(int));
+  inputTokens_ = DeviceBuffer(t * sizeof(int));
   greedyPartials_ = DeviceBuffer(rows * kMaxGreedySplits * 3 * sizeof(float));
   greedyTickets_ = DeviceBuffer(rows * sizeof(unsigned));
   // On the runner's stream (non-blocking, so a legacy-stream memset would not be ordered before its kernels).

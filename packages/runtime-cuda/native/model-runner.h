@@ -190,6 +190,7 @@ class ModelRunner {
   PinnedBuffer hostK_, hostV_;
   PinnedBuffer hostLogits_, hostKvIndices_;
   DeviceBuffer upload_, output_, adjSaved_, kvIndices_;
+  DeviceBuffer inputTokens_;  // each row's input token as the embedding read it (SamplingArgs::inputTokens)
   DeviceBuffer greedyPartials_, greedyTickets_;  // split greedy sampling (launchSampling)
   std::unique_ptr<Gemm> gemm_;
   std::vector<int> buckets_;                      // ascending decode-graph batch sizes

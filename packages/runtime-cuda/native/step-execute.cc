@@ -74,7 +74,7 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
   const size_t layerPool = numSlots_ * s.kvDim();
 
   launchEmbedding(weight(config_.embedOffset), upload + L.tokenIds, output_.as<int>(), residual, T, s.hiddenSize,
-                  stream_);
+                  inputTokens_.as<int>(), stream_);
   for (int l = 0; l < s.numLayers; l++) {
     const LayerOffsets& w = config_.layers[l];
     // Layer l > 0 first adds the previous layer's MLP output into the residual stream.
@@ -124,7 +124,8 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
       if (S == 0) return;  // a prompt chunk that samples nothing needed this layer's KV only
       bf16* sampledResidual = sampledResidual_.as<bf16>();
       // The embedding kernel gathers table rows by index: here the sampled rows of the residual stream.
-      launchEmbedding(residual, upload + L.sampleRows, output_.as<int>(), sampledResidual, S, s.hiddenSize, stream_);
+      launchEmbedding(residual, upload + L.sampleRows, output_.as<int>(), sampledResidual, S, s.hiddenSize, nullptr,
+                      stream_);
       const SplitChoice splits = chooseSplits(S, s.numHeads, s.numKvHeads, std::max(L.maxKvLen, L.maxPrefillKvLen),
                                               numSms_, partialRowSplits());
       attn.rowList = upload + L.sampleRows;
@@ -214,6 +215,8 @@ void ModelRunner::runHead(const int* upload, int numSampled, bool compact) {
   sampling.allowedOffsets = upload + L.allowedOffsets;
   sampling.words = upload;
   sampling.sections = upload + L.samplingSections;
+  sampling.sampleRows = upload + L.sampleRows;
+  sampling.inputTokens = inputTokens_.as<int>();
   sampling.outTokens = output_.as<int>();
   sampling.outLogprobs = output_.as<float>() + rows;
   sampling.greedySplits = greedySplitsFor(S, numSms_);

@@ -41,7 +41,7 @@ struct StepCapacity {
   /** Prefill attention tiles of one step: each sequence's new rows cut into tiles of kPrefillTileRows. */
   size_t prefillTiles() const { return tokens / kPrefillTileRows + seqs; }
   size_t words() const {
-    return 6 * tokens + kvIndices + sampleRows * 9 + 2 * (sampleRows + 1) + 4 * adjustments + allowed +
+    return 6 * tokens + kvIndices + sampleRows * (5 + kRowFloats) + 2 * (sampleRows + 1) + 4 * adjustments + allowed +
            4 * prefillTiles() + kSamplingSections;
   }
 };

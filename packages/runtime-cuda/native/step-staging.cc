@@ -89,7 +89,7 @@ int ModelRunner::stage(const StepView& v, bool afterInFlight) {
     if (v.positions.data[i] < 0) invalid("positions must be non-negative");
   }
   if (v.hasSampling) {
-    needLength("sampling.rowFloats", v.rowFloats.size, 4 * S);
+    needLength("sampling.rowFloats", v.rowFloats.size, kRowFloats * S);
     needLength("sampling.rowInts", v.rowInts.size, 4 * S);
     checkOffsets("sampling.adjOffsets", v.adjOffsets, S, capacity_.adjustments);
     checkOffsets("sampling.allowedOffsets", v.allowedOffsets, S, capacity_.allowed);
@@ -180,7 +180,7 @@ void ModelRunner::stagePacked(const StepView& v, StepLayout& L, int* words) {
     for (size_t r = 0; r < S; r++) {
       if (v.rowInts.data[4 * r + 3] & kSampleSkip) L.hostLogitRows.push_back(static_cast<int>(r));
     }
-    packer.put(L.rowFloats, v.rowFloats.data, 4 * S);
+    packer.put(L.rowFloats, v.rowFloats.data, kRowFloats * S);
     packer.put(L.rowInts, v.rowInts.data, 4 * S);
     packer.put(L.adjOffsets, v.adjOffsets.data, S + 1);
     packer.put(L.allowedOffsets, v.allowedOffsets.data, S + 1);

@@ -79,6 +79,7 @@ async function probeCuda(): Promise<BackendCapabilities> {
     pagedAttention: true,
     tensorParallelSize: 1,
     previousTokens: true,
+    previousTokenPenalties: true,
     features: [sm, 'cublaslt'],
     backendOptions: {
       computeCapability: probe.computeCapability,

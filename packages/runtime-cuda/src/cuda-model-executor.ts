@@ -58,7 +58,8 @@ export class CudaModelExecutor implements ModelExecutor {
     if (sampling !== undefined && sampling.length !== batch.sampleRows.length) {
       throw new FerrumError('invalid_argument', 'forward: sampling must have one entry per sampled row');
     }
-    const packed = sampling === undefined ? null : this.#planner.pack(sampling);
+    const packed =
+      sampling === undefined ? null : this.#planner.pack(sampling, batch.sampleRows, batch.previousTokens);
     this.#forwardsInFlight++;
     if (this.#spinWait && !this.#spinning) {
       this.#spinning = true;

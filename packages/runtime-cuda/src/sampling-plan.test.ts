@@ -1,6 +1,6 @@
 import { type RowSampling, resolveSamplingParams, type SamplingParams } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
-import { SAMPLE_GREEDY, SamplingPlanner } from './sampling-plan.js';
+import { SAMPLE_COUNT_INPUT, SAMPLE_GREEDY, SamplingPlanner } from './sampling-plan.js';
 
 const VOCAB = 32;
 const EOS = 2;
@@ -26,50 +26,85 @@ describe('SamplingPlanner', () => {
     const planner = new SamplingPlanner(VOCAB, [EOS]);
     const plain = { count: 0 };
     const penalized = { count: 0 };
-    const packed = planner.pack([
-      row({ temperature: 0, minTokens: 3 }, [4, 4], plain),
-      row({ temperature: 0.5, frequencyPenalty: 1 }, [4, 4, 9], penalized),
-    ]);
+    const packed = planner.pack(
+      [
+        row({ temperature: 0, minTokens: 3 }, [4, 4], plain),
+        row({ temperature: 0.5, frequencyPenalty: 1 }, [4, 4, 9], penalized),
+      ],
+      Int32Array.of(0, 1),
+    );
     expect([...packed.rowInts]).toEqual([0, 5, 2, SAMPLE_GREEDY, 0, 5, 3, 0]);
-    expect([...packed.rowFloats]).toEqual([0, 1, 0, 1, 0.5, 1, 0, 1]);
+    expect([...packed.rowFloats]).toEqual([0, 1, 0, 1, 0, 0, 0.5, 1, 0, 1, 0, 1]);
     // Row 0: EOS banned until minTokens; row 1: a frequency penalty per output occurrence.
     expect([...packed.adjOffsets]).toEqual([0, 1, 3]);
     expect([...packed.adjIds]).toEqual([EOS, 4, 9]);
     expect([...packed.adjPost]).toEqual([0, -2, -1]);
-    // The first entry is made while the arrays grow from empty: its flag must land in the grown array.
-    expect([...packed.adjFlags]).toEqual([2, 0, 0]);
+    // The first entry is made while the arrays grow from empty: its flag must land in the grown array. Row 1's
+    // entries are outputs (ADJ_IN_OUTPUT, 4).
+    expect([...packed.adjFlags]).toEqual([2, 4, 4]);
     expect(plain.count).toBe(0);
     expect(penalized.count).toBeGreaterThan(0);
   });
 
   it('hands out the same views while the shape holds, and right ones when it changes', () => {
     const planner = new SamplingPlanner(VOCAB, [EOS]);
-    const first = planner.pack([row({ temperature: 0 }, [1])]);
+    const first = planner.pack([row({ temperature: 0 }, [1])], Int32Array.of(0));
     const { rowInts, adjIds } = first;
-    const again = planner.pack([row({ temperature: 0 }, [1, 3])]);
+    const again = planner.pack([row({ temperature: 0 }, [1, 3])], Int32Array.of(0));
     expect(again.rowInts).toBe(rowInts);
     expect(again.adjIds).toBe(adjIds);
     expect(again.rowInts[2]).toBe(2);
     const rows = Array.from({ length: 300 }, (_, i) =>
       row({ temperature: 0, bannedTokenIds: [i % VOCAB] }, []),
     );
-    const grown = planner.pack(rows);
+    const grown = planner.pack(
+      rows,
+      Int32Array.from(rows, (_, i) => i),
+    );
     expect(grown.rowInts.length).toBe(1200);
     expect(grown.adjIds.length).toBe(300);
     expect(grown.adjIds[299]).toBe(299 % VOCAB);
     expect([...grown.adjOffsets.subarray(0, 3)]).toEqual([0, 1, 2]);
   });
 
+  it('leaves the newest output of a placeholder row with penalties to the device, and counts every other', async () => {
+    const planner = new SamplingPlanner(VOCAB, [EOS]);
+    const penalties = {
+      temperature: 0,
+      repetitionPenalty: 1.5,
+      presencePenalty: 0.5,
+      frequencyPenalty: 0.25,
+    };
+    // Batch rows 3 and 5 hold placeholders (their value, 30, is not known yet); row 4 does not.
+    const packed = planner.pack(
+      [row(penalties, [4, 9, 30]), row({ temperature: 0 }, [11, 30]), row(penalties, [4, 30])],
+      Int32Array.of(3, 5, 4),
+      { rows: Int32Array.of(3, 5) },
+    );
+    const flags = [0, 1, 2].map((r) => packed.rowInts[r * 4 + 3]);
+    expect(flags).toEqual([SAMPLE_GREEDY | SAMPLE_COUNT_INPUT, SAMPLE_GREEDY, SAMPLE_GREEDY]);
+    expect([...packed.rowFloats.subarray(0, 6)]).toEqual([0, 1, 0, 1.5, 0.5, 0.25]);
+    // Row 0: the prompt's 7 and the outputs 4 and 9, not its placeholder; row 1: nothing; row 2: 7, 4 and 30.
+    expect([...packed.adjOffsets]).toEqual([0, 3, 3, 6]);
+    expect([...packed.adjIds]).toEqual([7, 4, 9, 7, 4, 30]);
+    expect([...packed.adjPost]).toEqual([0, -0.75, -0.75, 0, -0.75, -0.75]);
+    // The ids among the counted outputs carry ADJ_IN_OUTPUT (4) beside the repetition bit (1).
+    expect([...packed.adjFlags]).toEqual([1, 5, 5, 1, 5, 5]);
+  });
+
   it('keeps the bias and the flag of an entry made while the arrays grow', () => {
     const planner = new SamplingPlanner(VOCAB, [EOS]);
-    const packed = planner.pack([row({ temperature: 0, logitBias: { 3: 1.5 }, bannedTokenIds: [5] }, [])]);
+    const one = Int32Array.of(0);
+    const packed = planner.pack(
+      [row({ temperature: 0, logitBias: { 3: 1.5 }, bannedTokenIds: [5] }, [])],
+      one,
+    );
     expect([...packed.adjIds]).toEqual([5, 3]);
     expect([...packed.adjFlags]).toEqual([2, 0]);
-    const biased = planner.pack([row({ temperature: 0, logitBias: { 3: 1.5 } }, [])]);
-    expect([...biased.adjPre]).toEqual([1.5]);
-    const fresh = new SamplingPlanner(VOCAB, [EOS]).pack([
-      row({ temperature: 0, logitBias: { 3: 1.5 } }, []),
-    ]);
+    const fresh = new SamplingPlanner(VOCAB, [EOS]).pack(
+      [row({ temperature: 0, logitBias: { 3: 1.5 } }, [])],
+      one,
+    );
     expect([...fresh.adjPre]).toEqual([1.5]);
   });
 });

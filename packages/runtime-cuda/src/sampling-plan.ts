@@ -6,17 +6,24 @@ export const SAMPLE_GREEDY = 1;
 export const SAMPLE_PROCESSED_LOGPROBS = 2;
 export const SAMPLE_ALLOWED_ONLY = 4;
 export const SAMPLE_SKIP = 8;
+export const SAMPLE_COUNT_INPUT = 16;
+/** Floats a row: temperature, top-p, min-p, repetition, presence and frequency penalties (kernels.h kRowFloats). */
+export const ROW_FLOATS = 6;
 /** The device's token for a row whose every token was masked (kernels.h kNothingToSample). */
 export const NOTHING_TO_SAMPLE = -2;
 const ADJ_REPETITION = 1;
 const ADJ_BANNED = 2;
+/** The id is among the outputs counted here: its presence penalty is charged. */
+const ADJ_IN_OUTPUT = 4;
 
 /**
  * Packs a step's {@link RowSampling} rows into the flat arrays the device sampling kernel reads: four
  * floats and four ints per row, plus per row a sparse list of adjusted token ids (bans, logit bias before
  * the repetition penalty, presence/frequency after it, as @ferrum/sampler orders them) and a sorted
- * allowed-ids list. Buffers grow on demand and are reused: the returned arrays are valid until the next
- * `pack`. Cost is O(prompt + output + listed ids) per row, never O(vocab). It runs every step on the
+ * allowed-ids list. A row whose input token is a placeholder (ForwardBatch.previousTokens) and that has
+ * penalties leaves that token, its newest output, to the device (SAMPLE_COUNT_INPUT: the kernel counts the token
+ * it embedded), so the record's value for it is never read. Buffers grow on demand and are reused: the returned
+ * arrays are valid until the next `pack`. Cost is O(prompt + output + listed ids) per row, never O(vocab). It runs every step on the
  * engine's thread, so a plain row allocates nothing: the returned record and its views are reused while
  * their lengths hold, and a row's outputs are read only for penalties.
  */
@@ -33,6 +40,9 @@ export class SamplingPlanner {
   private allowedIds = new Int32Array(0);
   private numAdj = 0;
   private numAllowed = 0;
+  /** Per batch row, the `pack` call that found it a placeholder row (no clearing between calls). */
+  private placeholderMark = new Int32Array(0);
+  private packCount = 0;
   private readonly packed: { -readonly [K in keyof NativeSampling]: NativeSampling[K] };
 
   constructor(
@@ -53,16 +63,30 @@ export class SamplingPlanner {
     };
   }
 
-  /** @throws FerrumError `invalid_argument` for a token id outside the vocabulary. */
-  pack(rows: readonly RowSampling[]): NativeSampling {
+  /**
+   * `rows[i]` samples batch row `sampleRows[i]`; `previousTokens`: the batch's placeholder rows, if any.
+   * @throws FerrumError `invalid_argument` for a token id outside the vocabulary.
+   */
+  pack(
+    rows: readonly RowSampling[],
+    sampleRows: Int32Array,
+    previousTokens?: { readonly rows: Int32Array },
+  ): NativeSampling {
     const numRows = rows.length;
     this.ensureRows(numRows);
     this.numAdj = 0;
     this.numAllowed = 0;
+    const mark = ++this.packCount;
+    if (previousTokens !== undefined) this.markPlaceholders(previousTokens.rows, mark);
     for (let r = 0; r < numRows; r++) {
       const row = rows[r];
       const { params } = row;
-      let flags = 0;
+      const sampleRow = sampleRows[r];
+      const countsInput =
+        sampleRow < this.placeholderMark.length &&
+        this.placeholderMark[sampleRow] === mark &&
+        hasPenalties(row);
+      let flags = countsInput ? SAMPLE_COUNT_INPUT : 0;
       // Top-k 1 keeps only the first maximum at any temperature (@ferrum/sampler's tie rule: lowest id), which
       // is the device's greedy branch; its processed logprob is 0, which only the sampling branch reports.
       if (params.temperature === 0 || (params.topK === 1 && params.logprobsMode !== 'processed')) {
@@ -72,21 +96,24 @@ export class SamplingPlanner {
       if (params.allowedTokenIds !== null) flags |= SAMPLE_ALLOWED_ONLY;
       if (row.needsHostLogits) flags |= SAMPLE_SKIP;
       const { rowFloats, rowInts } = this;
-      rowFloats[r * 4] = params.temperature;
-      rowFloats[r * 4 + 1] = params.topP;
-      rowFloats[r * 4 + 2] = params.minP;
-      rowFloats[r * 4 + 3] = params.repetitionPenalty;
+      const f = r * ROW_FLOATS;
+      rowFloats[f] = params.temperature;
+      rowFloats[f + 1] = params.topP;
+      rowFloats[f + 2] = params.minP;
+      rowFloats[f + 3] = params.repetitionPenalty;
+      rowFloats[f + 4] = params.presencePenalty;
+      rowFloats[f + 5] = params.frequencyPenalty;
       rowInts[r * 4] = params.topK;
       rowInts[r * 4 + 1] = row.seed | 0;
       rowInts[r * 4 + 2] = numOutputTokensOf(row);
       rowInts[r * 4 + 3] = flags;
-      if (!row.needsHostLogits) this.addAdjustments(row);
+      if (!row.needsHostLogits) this.addAdjustments(row, countsInput);
       this.adjOffsets[r + 1] = this.numAdj;
       if (params.allowedTokenIds !== null && !row.needsHostLogits) this.addAllowed(params.allowedTokenIds);
       this.allowedOffsets[r + 1] = this.numAllowed;
     }
     const { packed, numAdj, numAllowed } = this;
-    packed.rowFloats = front(packed.rowFloats, this.rowFloats, numRows * 4);
+    packed.rowFloats = front(packed.rowFloats, this.rowFloats, numRows * ROW_FLOATS);
     packed.rowInts = front(packed.rowInts, this.rowInts, numRows * 4);
     packed.adjOffsets = front(packed.adjOffsets, this.adjOffsets, numRows + 1);
     packed.adjIds = front(packed.adjIds, this.adjIds, numAdj);
@@ -98,9 +125,19 @@ export class SamplingPlanner {
     return packed;
   }
 
-  private addAdjustments(row: RowSampling): void {
+  private markPlaceholders(rows: Int32Array, mark: number): void {
+    let last = -1;
+    for (const row of rows) last = Math.max(last, row);
+    if (last >= this.placeholderMark.length) this.placeholderMark = grow(this.placeholderMark, last + 1);
+    for (const row of rows) this.placeholderMark[row] = mark;
+  }
+
+  /** `countsInput`: the row's newest output is its placeholder input, which the device counts (see the class). */
+  private addAdjustments(row: RowSampling, countsInput: boolean): void {
     const { params } = row;
     const start = this.numAdj;
+    // The outputs are read only for penalties (numOutputTokensOf reads no array when the count is set).
+    const numOutputs = numOutputTokensOf(row) - (countsInput ? 1 : 0);
     if (params.bannedTokenIds !== null) {
       for (const id of params.bannedTokenIds) this.flag(id, ADJ_BANNED, 'bannedTokenIds');
     }
@@ -117,25 +154,22 @@ export class SamplingPlanner {
     if (params.repetitionPenalty !== 1) {
       const { promptTokenIds: prompt, outputTokenIds: output } = row;
       for (let i = 0; i < prompt.length; i++) this.flag(prompt[i], ADJ_REPETITION, 'promptTokenIds');
-      for (let i = 0; i < output.length; i++) this.flag(output[i], ADJ_REPETITION, 'outputTokenIds');
+      for (let i = 0; i < numOutputs; i++) this.flag(output[i], ADJ_REPETITION, 'outputTokenIds');
     }
     const { frequencyPenalty: frequency, presencePenalty: presence } = params;
     if (frequency !== 0 || presence !== 0) {
       const output = row.outputTokenIds;
-      // Presence is charged once per distinct output id; SEEN_IN_OUTPUT marks ids already charged.
-      for (let i = 0; i < output.length; i++) {
+      // Presence is charged once per distinct output id; ADJ_IN_OUTPUT marks ids already charged.
+      for (let i = 0; i < numOutputs; i++) {
         const e = this.entry(output[i], 'outputTokenIds');
         this.adjPost[e] -= frequency;
-        if ((this.adjFlags[e] & SEEN_IN_OUTPUT) === 0) {
-          this.adjFlags[e] |= SEEN_IN_OUTPUT;
+        if ((this.adjFlags[e] & ADJ_IN_OUTPUT) === 0) {
+          this.adjFlags[e] |= ADJ_IN_OUTPUT;
           this.adjPost[e] -= presence;
         }
       }
     }
-    for (let e = start; e < this.numAdj; e++) {
-      this.entryOf[this.adjIds[e]] = -1;
-      this.adjFlags[e] &= ~SEEN_IN_OUTPUT;
-    }
+    for (let e = start; e < this.numAdj; e++) this.entryOf[this.adjIds[e]] = -1;
   }
 
   private flag(id: number, bit: number, field: string): void {
@@ -188,7 +222,7 @@ export class SamplingPlanner {
 
   private ensureRows(numRows: number): void {
     if (this.rowInts.length >= numRows * 4) return;
-    this.rowFloats = new Float32Array(numRows * 4);
+    this.rowFloats = new Float32Array(numRows * ROW_FLOATS);
     this.rowInts = new Int32Array(numRows * 4);
     this.adjOffsets = new Int32Array(numRows + 1);
     this.allowedOffsets = new Int32Array(numRows + 1);
@@ -208,8 +242,9 @@ function front<T extends Int32Array | Float32Array>(view: T, buffer: T, length: 
   return view.buffer === buffer.buffer && view.length === length ? view : (buffer.subarray(0, length) as T);
 }
 
-/** Scratch bit in adjFlags while a row is built (cleared before the kernel sees it). */
-const SEEN_IN_OUTPUT = 16;
+function hasPenalties({ params: p }: RowSampling): boolean {
+  return p.repetitionPenalty !== 1 || p.presencePenalty !== 0 || p.frequencyPenalty !== 0;
+}
 
 function grow<T extends Int32Array | Float32Array>(array: T, minLength: number): T {
   const next = new (array.constructor as new (length: number) => T)(

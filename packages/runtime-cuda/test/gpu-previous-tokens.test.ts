@@ -1,6 +1,7 @@
 // ForwardBatch.previousTokens (overlap scheduling): step N + 1 is staged while step N runs, its decode rows
 // taking N's sampled tokens on the device. Reference: the same steps one at a time with the tokens given
-// explicitly, on a second executor of the same checkpoint. Graph (pure decode) and packed (mixed) steps both.
+// explicitly, on a second executor of the same checkpoint. Graph (pure decode) and packed (mixed) steps both,
+// without and with penalties (which then count each placeholder row's input token on the device).
 import { loadModelConfig } from '@ferrum/models';
 import { buildBatch, range, type SeqStep } from '@ferrum/models/testing';
 import {
@@ -8,6 +9,7 @@ import {
   type ForwardBatch,
   type ForwardResult,
   type RowSampling,
+  type SamplingParams,
   seededRandom,
 } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,13 +29,14 @@ interface Seq {
   readonly outputs: number[];
 }
 
-/** Row sampling: sequence 1 samples at temperature 0.8 (seeded draws), the others greedily. */
-function rowFor(s: number, seq: Seq): RowSampling {
+/** Row sampling: sequence 1 samples at temperature 0.8 (seeded draws), the others greedily; `extra` on top. */
+function rowFor(s: number, seq: Seq, extra: Partial<SamplingParams>): RowSampling {
   return {
     requestId: `seq${s}`,
-    params: { ...DEFAULT_SAMPLING_PARAMS, temperature: s === 1 ? 0.8 : 0, logprobs: 0 },
+    params: { ...DEFAULT_SAMPLING_PARAMS, temperature: s === 1 ? 0.8 : 0, logprobs: 0, ...extra },
     seed: 901 + s,
-    // Only the count matters to the sampler here (the seeded draw's step): no penalties read the ids.
+    // Chained, the last output of a row taking a previous token is a 0 held for it: the count is right (the
+    // seeded draw's step), and penalties must not read the value.
     outputTokenIds: Int32Array.from(seq.outputs),
     promptTokenIds: Int32Array.from(seq.prompt),
     needsHostLogits: false,
@@ -41,12 +44,17 @@ function rowFor(s: number, seq: Seq): RowSampling {
 }
 
 /** A decode step of `active` sequences (one row each); `last` gives each row's input token. */
-function decodeStep(active: number[], seqs: Seq[], last: (s: number) => number): ForwardBatch {
+function decodeStep(
+  active: number[],
+  seqs: Seq[],
+  last: (s: number) => number,
+  extra: Partial<SamplingParams> = {},
+): ForwardBatch {
   const steps: SeqStep[] = active.map((s) => {
     const length = seqs[s].prompt.length + seqs[s].outputs.length;
     return { tokens: [last(s)], kvSlots: range(SLOT_BASE[s], length), sample: 'last' };
   });
-  return buildBatch(steps, (row) => rowFor(active[row], seqs[active[row]]));
+  return buildBatch(steps, (row) => rowFor(active[row], seqs[active[row]], extra));
 }
 
 describe.skipIf(!available || models.length === 0)(
@@ -69,49 +77,50 @@ describe.skipIf(!available || models.length === 0)(
         await chained?.dispose();
       });
 
-      const prefill = (active: number[], seqs: Seq[]) =>
+      const prefill = (active: number[], seqs: Seq[], extra: Partial<SamplingParams> = {}) =>
         buildBatch(
           active.map((s) => ({
             tokens: seqs[s].prompt,
             kvSlots: range(SLOT_BASE[s], seqs[s].prompt.length),
             sample: 'last',
           })),
-          (row) => rowFor(active[row], seqs[active[row]]),
+          (row) => rowFor(active[row], seqs[active[row]], extra),
         );
-      /** Step 1 + DECODE_STEPS: a mixed step, the late sequence's prefill beside the others' decode rows. */
-      const mixed = (seqs: Seq[], last: (s: number) => number) => {
-        const decodes = [0, 1, 2].map((s) => ({
-          tokens: [last(s)],
-          kvSlots: range(SLOT_BASE[s], seqs[s].prompt.length + seqs[s].outputs.length),
-          sample: 'last' as const,
-        }));
-        const late = {
-          tokens: seqs[3].prompt,
-          kvSlots: range(SLOT_BASE[3], LATE_PROMPT),
-          sample: 'last' as const,
-        };
-        return buildBatch([...decodes, late], (row) => rowFor(row, seqs[row]));
-      };
 
-      it('samples what the same steps sample one at a time with explicit tokens', async () => {
+      it.each<[string, Partial<SamplingParams>]>([
+        ['no penalties', {}],
+        ['penalties', { repetitionPenalty: 1.3, presencePenalty: 0.4, frequencyPenalty: 0.3 }],
+      ])('samples what the same steps sample one at a time with explicit tokens (%s)', async (_, extra) => {
+        /** Step 1 + DECODE_STEPS: a mixed step, the late sequence's prefill beside the others' decode rows. */
+        const mixed = (seqs: Seq[], last: (s: number) => number) => {
+          const decodes = [0, 1, 2].map((s) => ({
+            tokens: [last(s)],
+            kvSlots: range(SLOT_BASE[s], seqs[s].prompt.length + seqs[s].outputs.length),
+            sample: 'last' as const,
+          }));
+          const late = {
+            tokens: seqs[3].prompt,
+            kvSlots: range(SLOT_BASE[3], LATE_PROMPT),
+            sample: 'last' as const,
+          };
+          return buildBatch([...decodes, late], (row) => rowFor(row, seqs[row], extra));
+        };
         const fresh = (): Seq[] => prompts.map((prompt) => ({ prompt, outputs: [] }));
         const active = [0, 1, 2];
+        const graphStepsBefore = [reference.memory().graphSteps, chained.memory().graphSteps];
 
         // Reference: each step awaited, its input tokens known on the host.
         const ref = fresh();
         const take = (result: ForwardResult, rows: number[], seqs: Seq[]) => {
           for (const [r, s] of rows.entries()) seqs[s].outputs.push(result.tokens[r]);
         };
-        take(await reference.forward(prefill(active, ref)), active, ref);
+        const known = (s: number) => ref[s].outputs.at(-1)!;
+        take(await reference.forward(prefill(active, ref, extra)), active, ref);
         for (let i = 0; i < DECODE_STEPS; i++) {
-          take(await reference.forward(decodeStep(active, ref, (s) => ref[s].outputs.at(-1)!)), active, ref);
+          take(await reference.forward(decodeStep(active, ref, known, extra)), active, ref);
         }
-        take(await reference.forward(mixed(ref, (s) => ref[s].outputs.at(-1)!)), [0, 1, 2, 3], ref);
-        take(
-          await reference.forward(decodeStep([0, 1, 2, 3], ref, (s) => ref[s].outputs.at(-1)!)),
-          [0, 1, 2, 3],
-          ref,
-        );
+        take(await reference.forward(mixed(ref, known)), [0, 1, 2, 3], ref);
+        take(await reference.forward(decodeStep([0, 1, 2, 3], ref, known, extra)), [0, 1, 2, 3], ref);
 
         // Chained: step N + 1 goes in before step N is awaited; its rows name N's samples. Every decode
         // row r takes sample r of the step before (rows and samples line up in these batches).
@@ -135,20 +144,21 @@ describe.skipIf(!available || models.length === 0)(
           const tokens = (await result).tokens;
           for (const [r, s] of rows.entries()) got[s].outputs[at[r]] = tokens[r];
         };
-        launch(prefill(active, got), active);
+        launch(prefill(active, got, extra), active);
         for (let i = 0; i < DECODE_STEPS; i++) {
-          launch(withPrevious(decodeStep(active, got, placeholder), 3), active);
+          launch(withPrevious(decodeStep(active, got, placeholder, extra), 3), active);
           await settle();
         }
         launch(withPrevious(mixed(got, placeholder), 3), [0, 1, 2, 3]);
         await settle();
-        launch(withPrevious(decodeStep([0, 1, 2, 3], got, placeholder), 4), [0, 1, 2, 3]);
+        launch(withPrevious(decodeStep([0, 1, 2, 3], got, placeholder, extra), 4), [0, 1, 2, 3]);
         await settle();
         await settle();
 
         for (let s = 0; s < 4; s++) expect(got[s].outputs, `sequence ${s}`).toEqual(ref[s].outputs);
-        expect(chained.memory().graphSteps).toBe(reference.memory().graphSteps);
-        expect(chained.memory().graphSteps).toBeGreaterThan(0);
+        const graphSteps = [reference.memory().graphSteps, chained.memory().graphSteps];
+        expect(graphSteps[1] - graphStepsBefore[1]).toBe(graphSteps[0] - graphStepsBefore[0]);
+        expect(graphSteps[1] - graphStepsBefore[1]).toBe(DECODE_STEPS + 1);
       });
 
       it('rejects previous tokens the step before did not sample, a third step, and host logits behind a step', async () => {

@@ -41,6 +41,12 @@ export interface BackendCapabilities {
    * call's Promise settles (steps run in call order). Absent: false.
    */
   readonly previousTokens?: boolean;
+  /**
+   * With `previousTokens`: a placeholder row sampled on the runtime counts the token it takes (the previous
+   * step's sample, its newest output) in its repetition, presence and frequency penalties, so its sampling record
+   * needs no value for it. Absent: false (steps with penalties then wait for the tokens before them).
+   */
+  readonly previousTokenPenalties?: boolean;
   /** SIMD or architecture features in use ("avx2", "avx512f", "sm_90a"). */
   readonly features: readonly string[];
   /** Backend-specific extras; never relied on by the engine. */

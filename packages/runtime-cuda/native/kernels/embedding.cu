@@ -7,13 +7,15 @@
 namespace ferrum {
 namespace {
 
-__global__ void embeddingKernel(const bf16* table, const int* ids, const int* previous, bf16* out, int hidden) {
+__global__ void embeddingKernel(const bf16* table, const int* ids, const int* previous, bf16* out, int hidden,
+                                int* resolved) {
   beginDependentWork();
   const int t = blockIdx.x;
   // SAFETY: ids were range-checked on the host before upload; a previous sample is -1 (skipped row) or -2
   // (nothing to sample) only when that step failed, and reads row 0 instead.
   int id = ids[t];
   if (id < 0) id = max(previous[-1 - id], 0);
+  if (resolved != nullptr && threadIdx.x == 0) resolved[t] = id;
   const uint4* src = reinterpret_cast<const uint4*>(table + static_cast<size_t>(id) * hidden);
   uint4* dst = reinterpret_cast<uint4*>(out + static_cast<size_t>(t) * hidden);
   for (int i = threadIdx.x; i < hidden / 8; i += blockDim.x) dst[i] = src[i];
@@ -22,9 +24,10 @@ __global__ void embeddingKernel(const bf16* table, const int* ids, const int* pr
 }  // namespace
 
 void launchEmbedding(const bf16* table, const int* ids, const int* previous, bf16* out, int numTokens, int hidden,
-                     cudaStream_t stream) {
+                     int* resolved, cudaStream_t stream) {
   if (numTokens == 0) return;
-  launchKernel("embeddingKernel", embeddingKernel, numTokens, 128, 0, stream, table, ids, previous, out, hidden);
+  launchKernel("embeddingKernel", embeddingKernel, numTokens, 128, 0, stream, table, ids, previous, out, hidden,
+               resolved);
 }
 
 }  // namespace ferrum

@@ -30,10 +30,10 @@ void launchFillConstant(bf16* dst, size_t count, float value, cudaStream_t strea
 
 /**
  * out[t] = table[ids[t]]; rows of `hidden` elements. ids[t] = -1 - i takes previous[i] (the last step's sampled
- * tokens on the device, SamplingArgs.outTokens) as the id.
+ * tokens on the device, SamplingArgs.outTokens) as the id. `resolved` (or null): each row's id, as read.
  */
 void launchEmbedding(const bf16* table, const int* ids, const int* previous, bf16* out, int numTokens, int hidden,
-                     cudaStream_t stream);
+                     int* resolved, cudaStream_t stream);
 
 /**
  * Fused residual add + RMSNorm (Hugging Face rounding: the sum and the normalized value are rounded to bf16).
@@ -136,7 +136,7 @@ void launchKvCopy(const bf16* fromK, const bf16* fromV, size_t fromSlots, bf16* 
 struct SamplingArgs {
   float* logits;             // [S][vocab] f32, modified in place
   int numRows, vocabSize;
-  const float* rowFloats;    // [S][4] temperature, topP, minP, repetitionPenalty
+  const float* rowFloats;    // [S][kRowFloats] temperature, topP, minP, repetition, presence, frequency penalties
   const int* rowInts;        // [S][4] topK, seed (uint32 bits), step, flags (kSample*)
   const int* adjOffsets;     // [S + 1] sparse per-row logit adjustments
   float* adjSaved;           // scratch: the raw logit of each adjusted id
@@ -147,6 +147,10 @@ struct SamplingArgs {
   // whose place in the upload differs from step to step.
   const int* words;
   const int* sections;       // [kSamplingSections]
+  // A row with kSampleCountInput counts its own input token (a placeholder the embedding resolved on the device, the
+  // previous step's sample) as its newest output in its penalties; the host's lists leave that token out.
+  const int* sampleRows;     // [S] the batch row of each sampled row
+  const int* inputTokens;    // [T] each batch row's input token, as the embedding read it
   int* outTokens;            // [S]; -1 for skipped rows, kNothingToSample when every token was masked
   float* outLogprobs;        // [S]
   int greedySplits;          // blocks a plain greedy row's scan is cut into, 1..kMaxGreedySplits
@@ -154,14 +158,17 @@ struct SamplingArgs {
   unsigned* greedyTickets;   // [S] blocks of the row done; zero between launches (the last block resets it)
 };
 constexpr int kSamplingSections = 5;
+constexpr int kRowFloats = 6;
 constexpr int kMaxGreedySplits = 16;
 constexpr int kNothingToSample = -2;
 constexpr int kSampleGreedy = 1;
 constexpr int kSampleProcessedLogprobs = 2;
 constexpr int kSampleAllowedOnly = 4;
 constexpr int kSampleSkip = 8;
+constexpr int kSampleCountInput = 16;
 constexpr int kAdjRepetition = 1;
 constexpr int kAdjBanned = 2;
+constexpr int kAdjInOutput = 4;  // the id is among the outputs the host counted (presence already charged)
 /**
  * The built-in sampling chain, one block per row, except that a plain greedy row (no adjustments, no allowed
  * list) is scanned by greedySplits blocks (see sampling.cu for the exact semantics).

@@ -239,6 +239,8 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   __shared__ float sumScratch[32];
   __shared__ int chosen;
   __shared__ float rawChosen;
+  __shared__ bool countedListed;  // the counted input token has an entry in the row's list
+  __shared__ float countedRaw;    // else its raw logit
   beginDependentWork();
 
   const int r = blockIdx.x;
@@ -253,7 +255,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
     return;
   }
   const int adjBegin = a.adjOffsets[r], adjEnd = a.adjOffsets[r + 1];
-  if ((flags & kSampleGreedy) && !(flags & kSampleAllowedOnly) && adjBegin == adjEnd) {
+  if ((flags & kSampleGreedy) && !(flags & (kSampleAllowedOnly | kSampleCountInput)) && adjBegin == adjEnd) {
     return sampleGreedyPlain(a, row, r, floatScratch, intScratch, sumScratch);
   }
   if (blockIdx.y != 0) return;  // the rest of the chain runs in one block a row
@@ -267,20 +269,40 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   for (int i = threadIdx.x; i < V; i += kThreads) localSum += __expf(row[i] - rawMax);
   const float rawLse = rawMax + logf(blockReduce(localSum, Sum(), floatScratch));
 
-  // Sparse adjustments; ids within a row are unique, so threads never touch the same logit.
-  const float repetition = a.rowFloats[r * 4 + 3];
+  // Sparse adjustments; ids within a row are unique, so threads never touch the same logit. A counted input token
+  // (kSampleCountInput) is one more output: the repetition penalty, the frequency penalty once more, and the
+  // presence penalty unless the host's outputs had it already; in its entry if it has one, else on its own.
+  const float* floats = a.rowFloats + r * kRowFloats;
+  const float repetition = floats[3], presence = floats[4], frequency = floats[5];
+  const int counted = (flags & kSampleCountInput) ? a.inputTokens[a.sampleRows[r]] : -1;
+  if (threadIdx.x == 0) countedListed = false;
+  __syncthreads();
   for (int e = adjBegin + threadIdx.x; e < adjEnd; e += kThreads) {
     const int id = sec.adjIds[e];
+    int entryFlags = sec.adjFlags[e];
+    float post = sec.adjPost[e];
+    if (id == counted) {
+      countedListed = true;
+      entryFlags |= kAdjRepetition;
+      post -= frequency + ((entryFlags & kAdjInOutput) ? 0.f : presence);
+    }
     float v = row[id];
     a.adjSaved[e] = v;
-    if (sec.adjFlags[e] & kAdjBanned) {
+    if (entryFlags & kAdjBanned) {
       v = -INFINITY;
     } else {
       v += sec.adjPre[e];
-      if (sec.adjFlags[e] & kAdjRepetition) v = v > 0.f ? v / repetition : v * repetition;
-      v += sec.adjPost[e];
+      if (entryFlags & kAdjRepetition) v = v > 0.f ? v / repetition : v * repetition;
+      v += post;
     }
     row[id] = v;
+  }
+  __syncthreads();
+  if (counted >= 0 && !countedListed && threadIdx.x == 0) {
+    float v = row[counted];
+    countedRaw = v;
+    v = v > 0.f ? v / repetition : v * repetition;
+    row[counted] = v - presence - frequency;
   }
   __syncthreads();
   if (flags & kSampleAllowedOnly) {
@@ -320,10 +342,10 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
     }
     logprob = processed ? -logf(sum) : 0.f;  // raw is filled in below
   } else {
-    Row rr{row, V, 1.f / a.rowFloats[r * 4 + 0], max, 0u, 0u, a.rowFloats[r * 4 + 2]};
+    Row rr{row, V, 1.f / floats[0], max, 0u, 0u, floats[2]};
     const int topK = a.rowInts[r * 4 + 0];
     if (topK > 0 && topK < V) rr.topKKey = topKKey(row, V, topK, intScratch);
-    const float topP = a.rowFloats[r * 4 + 1];
+    const float topP = floats[1];
     if (topP < 1.f) {
       float mass = 0.f;
       for (int i = threadIdx.x; i < V; i += kThreads) {
@@ -370,7 +392,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   }
 
   // The raw logit of the chosen token: saved by the adjustment pass if it was adjusted.
-  if (threadIdx.x == 0) rawChosen = row[token];
+  if (threadIdx.x == 0) rawChosen = token == counted && !countedListed ? countedRaw : row[token];
   __syncthreads();
   for (int e = adjBegin + threadIdx.x; e < adjEnd; e += kThreads) {
     if (sec.adjIds[e] == token) rawChosen = a.adjSaved[e];
