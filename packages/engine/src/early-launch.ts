@@ -20,8 +20,8 @@ import {
  * 3. every placeholder takes a sample N drew on the runtime (a host-sampled token is not on the device);
  * 4. no placeholder row's sampling reads the contents of its outputs, whose last entry (the placeholder) is
  *    unknown when the runtime reads the record: no repetition, presence or frequency penalty (unless the
- *    runtime counts the placeholder in them itself: `previousTokenPenalties`), `minTokens` reached counting
- *    the placeholder, and no `allowedTokenIds` (static, but kept out as a constraint). The number of outputs
+ *    runtime counts the placeholder in them itself: `previousTokenPenalties`), and `minTokens` reached
+ *    counting the placeholder. Static edits (bias, bans, allowed ids) read no outputs. The number of outputs
  *    is known (the record counts the placeholder), so seeded draws are unchanged.
  *
  * Whether the runtime samples a row is judged from the ops it needs against `deviceSampling`, which never
@@ -96,11 +96,7 @@ function placeholderRowsIgnoreHistory(step: ScheduledStep, penaltiesCounted: boo
     for (let j = i; j < sampleRows.length && sampleRows[j] === row; j++) {
       const record = sampling![j];
       const p = record.params;
-      if (
-        (hasPenalties(record) && !penaltiesCounted) ||
-        p.allowedTokenIds !== null ||
-        numOutputTokensOf(record) < p.minTokens
-      )
+      if ((hasPenalties(record) && !penaltiesCounted) || numOutputTokensOf(record) < p.minTokens)
         return false;
     }
   }

@@ -99,21 +99,28 @@ describe('early launch with device sampling', () => {
         prompt: { text: 'The cat' },
         sampling: { temperature: 1, seed: 21, maxTokens: 12, logitBias: { 5: 3 }, bannedTokenIds: [6] },
       },
+      {
+        prompt: { tokenIds: golden.prompts[2] },
+        sampling: {
+          temperature: 0.9,
+          seed: 9,
+          maxTokens: 16,
+          allowedTokenIds: Array.from({ length: 60 }, (_, i) => i + 3),
+        },
+      },
     ];
     const numEarly = await compare(requests);
     expect(numEarly).toBeGreaterThan(0);
     // Alone, a seeded request launches each of its 15 decodes early (planned while the step before runs).
     expect(await compare([requests[0]])).toBe(15);
+    // An allowed-ids list is as static: each of that request's 15 decodes too.
+    expect(await compare([requests[7]])).toBe(15);
   });
 
   it.each<[string, Partial<SamplingParams>]>([
     ['a repetition penalty', { ...greedy, repetitionPenalty: 1.5 }],
     ['a presence penalty', { temperature: 0.8, seed: 4, presencePenalty: 1.5 }],
     ['a frequency penalty', { ...greedy, frequencyPenalty: 1 }],
-    [
-      'allowed token ids',
-      { temperature: 0.9, seed: 9, allowedTokenIds: Array.from({ length: 60 }, (_, i) => i + 3) },
-    ],
   ])('steps whose placeholder rows use %s are launched after the tokens are known', async (_, sampling) => {
     // The fixture's greedy continuation of this prompt repeats one token: penalties change it at once.
     const request = { prompt: { tokenIds: golden.prompts[2] }, sampling: { ...sampling, maxTokens: 16 } };

@@ -90,6 +90,7 @@ describe.skipIf(!available || models.length === 0)(
       it.each<[string, Partial<SamplingParams>]>([
         ['no penalties', {}],
         ['penalties', { repetitionPenalty: 1.3, presencePenalty: 0.4, frequencyPenalty: 0.3 }],
+        ['allowed ids and a bias', { allowedTokenIds: range(2, 40), logitBias: { 5: 2 } }],
       ])('samples what the same steps sample one at a time with explicit tokens (%s)', async (_, extra) => {
         /** Step 1 + DECODE_STEPS: a mixed step, the late sequence's prefill beside the others' decode rows. */
         const mixed = (seqs: Seq[], last: (s: number) => number) => {
