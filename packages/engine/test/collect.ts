@@ -1,4 +1,6 @@
+import type { InferenceEngine } from '@ferrum/interfaces';
 import type { GenerateChunk } from '@ferrum/types';
+import { GOLDEN_SAMPLING } from './fixture-models.js';
 
 /** Everything one request streamed, grouped per sequence index. */
 export interface Collected {
@@ -22,4 +24,15 @@ export async function collect(stream: AsyncIterable<GenerateChunk>): Promise<Col
     if (chunk.finishReason) finishReasons[chunk.index] = chunk.finishReason;
   }
   return { chunks, tokens, texts, finishReasons };
+}
+
+/** The tokens `engine` continues `prompt` with under {@link GOLDEN_SAMPLING} (to compare with golden.json's). */
+export async function goldenContinuation(
+  engine: InferenceEngine,
+  prompt: readonly number[],
+): Promise<number[]> {
+  const out = await collect(
+    engine.generate({ prompt: { tokenIds: [...prompt] }, sampling: GOLDEN_SAMPLING }),
+  );
+  return out.tokens[0];
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createEngine } from '@ferrum/engine';
 import { afterAll, describe, expect, it } from 'vitest';
 import { collect } from './collect.js';
-import { fixtureDir, readGolden } from './fixture-models.js';
+import { fixtureDir, GOLDEN_SAMPLING, readGolden } from './fixture-models.js';
 
 describe('a model directory without tokenizer files', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ferrum-no-tokenizer-'));
@@ -20,10 +20,7 @@ describe('a model directory without tokenizer files', () => {
     );
     const golden = readGolden('qwen3-qknorm');
     const out = await collect(
-      engine.generate({
-        prompt: { tokenIds: golden.prompts[1] },
-        sampling: { temperature: 0, maxTokens: 24, ignoreEos: true },
-      }),
+      engine.generate({ prompt: { tokenIds: golden.prompts[1] }, sampling: GOLDEN_SAMPLING }),
     );
     expect(out.tokens[0]).toEqual(golden.greedy[1]);
     expect(out.texts[0]).toBe('');

@@ -1,6 +1,6 @@
 import { createEngine, warmUp } from '@ferrum/engine';
 import { describe, expect, it } from 'vitest';
-import { collect } from './collect.js';
+import { goldenContinuation } from './collect.js';
 import { fixtureDir, readGolden } from './fixture-models.js';
 
 describe('warmUp', () => {
@@ -18,13 +18,7 @@ describe('warmUp', () => {
     expect(status.numFreeKvSlots).toBe(status.numKvSlots);
 
     const golden = readGolden('qwen3-qknorm');
-    const out = await collect(
-      engine.generate({
-        prompt: { tokenIds: golden.prompts[0] },
-        sampling: { temperature: 0, maxTokens: 24, ignoreEos: true },
-      }),
-    );
-    expect(out.tokens[0]).toEqual(golden.greedy[0]);
+    expect(await goldenContinuation(engine, golden.prompts[0])).toEqual(golden.greedy[0]);
     await engine.shutdown();
   });
 

@@ -26,3 +26,6 @@ export function fixtureDir(name: string): string {
 export function readGolden(name: string): Golden {
   return JSON.parse(readFileSync(join(fixtureDir(name), 'golden.json'), 'utf8')) as Golden;
 }
+
+/** How golden.json's continuations were made: greedy, 24 tokens, EOS ignored. */
+export const GOLDEN_SAMPLING = { temperature: 0, maxTokens: 24, ignoreEos: true } as const;
