@@ -17,15 +17,16 @@ const ADJ_BANNED = 2;
 const ADJ_IN_OUTPUT = 4;
 
 /**
- * Packs a step's {@link RowSampling} rows into the flat arrays the device sampling kernel reads: four
- * floats and four ints per row, plus per row a sparse list of adjusted token ids (bans, logit bias before
- * the repetition penalty, presence/frequency after it, as @ferrum/sampler orders them) and a sorted
- * allowed-ids list. A row whose input token is a placeholder (ForwardBatch.previousTokens) and that has
- * penalties leaves that token, its newest output, to the device (SAMPLE_COUNT_INPUT: the kernel counts the token
- * it embedded), so the record's value for it is never read. Buffers grow on demand and are reused: the returned
- * arrays are valid until the next `pack`. Cost is O(prompt + output + listed ids) per row, never O(vocab). It runs every step on the
- * engine's thread, so a plain row allocates nothing: the returned record and its views are reused while
- * their lengths hold, and a row's outputs are read only for penalties.
+ * Packs a step's {@link RowSampling} rows into the flat arrays the device sampling kernel reads:
+ * ROW_FLOATS floats and four ints per row, plus per row a sparse list of adjusted token ids (bans, logit
+ * bias before the repetition penalty, presence/frequency after it, as @ferrum/sampler orders them) and a
+ * sorted allowed-ids list. A row whose input token is a placeholder (ForwardBatch.previousTokens) and that
+ * has penalties leaves that token, its newest output, to the device (SAMPLE_COUNT_INPUT: the kernel counts
+ * the token it embedded), so the record's value for it is never read. Buffers grow on demand and are
+ * reused: the returned arrays are valid until the next `pack`. Cost is O(prompt + output + listed ids) per
+ * row, never O(vocab). It runs every step on the engine's thread, so a plain row allocates nothing: the
+ * returned record and its views are reused while their lengths hold, and a row's outputs are read only for
+ * penalties.
  */
 export class SamplingPlanner {
   private readonly entryOf: Int32Array;
