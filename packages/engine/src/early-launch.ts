@@ -2,6 +2,7 @@ import type { ScheduledStep } from '@ferrum/interfaces';
 import {
   type BackendCapabilities,
   type DeviceSamplingOp,
+  hasPenalties,
   isGreedy,
   numOutputTokensOf,
   type RowSampling,
@@ -74,7 +75,7 @@ export class EarlyLaunchRule {
     ) {
       return false;
     }
-    if (hasPenalties(row) && !ops.has('penalties')) return false;
+    if (hasPenalties(p) && !ops.has('penalties')) return false;
     if (editsLogits(row) && !ops.has('logit_bias')) return false;
     return p.logprobs === null || ops.has('logprobs');
   }
@@ -96,8 +97,7 @@ function placeholderRowsIgnoreHistory(step: ScheduledStep, penaltiesCounted: boo
     for (let j = i; j < sampleRows.length && sampleRows[j] === row; j++) {
       const record = sampling![j];
       const p = record.params;
-      if ((hasPenalties(record) && !penaltiesCounted) || numOutputTokensOf(record) < p.minTokens)
-        return false;
+      if ((hasPenalties(p) && !penaltiesCounted) || numOutputTokensOf(record) < p.minTokens) return false;
     }
   }
   return true;
@@ -105,10 +105,6 @@ function placeholderRowsIgnoreHistory(step: ScheduledStep, penaltiesCounted: boo
 
 function hasSwaps(step: ScheduledStep): boolean {
   return step.swapOut.length > 0 || step.swapIn.length > 0;
-}
-
-function hasPenalties({ params: p }: RowSampling): boolean {
-  return p.repetitionPenalty !== 1 || p.presencePenalty !== 0 || p.frequencyPenalty !== 0;
 }
 
 /** Logit edits besides penalties: biases, allowed or banned ids, stop ids masked until `minTokens`. */

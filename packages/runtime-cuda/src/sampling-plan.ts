@@ -1,4 +1,4 @@
-import { FerrumError, numOutputTokensOf, type RowSampling } from '@ferrum/types';
+import { FerrumError, hasPenalties, numOutputTokensOf, type RowSampling } from '@ferrum/types';
 import type { NativeSampling } from './native-addon.js';
 
 /** Row flags shared with native/kernels/kernels.h. */
@@ -86,7 +86,7 @@ export class SamplingPlanner {
       const countsInput =
         sampleRow < this.placeholderMark.length &&
         this.placeholderMark[sampleRow] === mark &&
-        hasPenalties(row);
+        hasPenalties(params);
       let flags = countsInput ? SAMPLE_COUNT_INPUT : 0;
       // Top-k 1 keeps only the first maximum at any temperature (@ferrum/sampler's tie rule: lowest id), which
       // is the device's greedy branch; its processed logprob is 0, which only the sampling branch reports.
@@ -128,9 +128,9 @@ export class SamplingPlanner {
 
   private markPlaceholders(rows: Int32Array, mark: number): void {
     let last = -1;
-    for (const row of rows) last = Math.max(last, row);
+    for (let i = 0; i < rows.length; i++) last = Math.max(last, rows[i]);
     if (last >= this.placeholderMark.length) this.placeholderMark = grow(this.placeholderMark, last + 1);
-    for (const row of rows) this.placeholderMark[row] = mark;
+    for (let i = 0; i < rows.length; i++) this.placeholderMark[rows[i]] = mark;
   }
 
   /** `countsInput`: the row's newest output is its placeholder input, which the device counts (see the class). */
@@ -241,10 +241,6 @@ export class SamplingPlanner {
 /** `view` when it is the front `length` entries of `buffer` already, else a new view of them. */
 function front<T extends Int32Array | Float32Array>(view: T, buffer: T, length: number): T {
   return view.buffer === buffer.buffer && view.length === length ? view : (buffer.subarray(0, length) as T);
-}
-
-function hasPenalties({ params: p }: RowSampling): boolean {
-  return p.repetitionPenalty !== 1 || p.presencePenalty !== 0 || p.frequencyPenalty !== 0;
 }
 
 function grow<T extends Int32Array | Float32Array>(array: T, minLength: number): T {

@@ -27,6 +27,7 @@ export type {
 export type { DType, ModelArchitecture, ModelConfig, RopeConfig } from './model-config.js';
 export {
   DEFAULT_SAMPLING_PARAMS,
+  hasPenalties,
   isGreedy,
   resolveSamplingParams,
   type SamplingParams,

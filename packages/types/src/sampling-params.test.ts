@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SAMPLING_PARAMS, isGreedy, resolveSamplingParams } from './sampling-params.js';
+import { DEFAULT_SAMPLING_PARAMS, hasPenalties, isGreedy, resolveSamplingParams } from './sampling-params.js';
 
 describe('resolveSamplingParams', () => {
   it('fills defaults and keeps given values, ignoring undefined', () => {
@@ -12,5 +12,12 @@ describe('resolveSamplingParams', () => {
     expect(isGreedy(resolveSamplingParams({ temperature: 0 }))).toBe(true);
     expect(isGreedy(resolveSamplingParams({ topK: 1 }))).toBe(true);
     expect(isGreedy(resolveSamplingParams({}))).toBe(false);
+  });
+  it('finds penalties that read the outputs, and only those', () => {
+    expect(hasPenalties(resolveSamplingParams({}))).toBe(false);
+    expect(hasPenalties(resolveSamplingParams({ logitBias: { 3: 1 }, bannedTokenIds: [4] }))).toBe(false);
+    expect(hasPenalties(resolveSamplingParams({ repetitionPenalty: 1.1 }))).toBe(true);
+    expect(hasPenalties(resolveSamplingParams({ presencePenalty: -0.5 }))).toBe(true);
+    expect(hasPenalties(resolveSamplingParams({ frequencyPenalty: 0.2 }))).toBe(true);
   });
 });

@@ -78,6 +78,11 @@ export function resolveSamplingParams(partial: Partial<SamplingParams> = {}): Sa
   return out as unknown as SamplingParams;
 }
 
+/** True when these params penalize tokens by the outputs (repetition, presence or frequency penalty). */
+export function hasPenalties(params: SamplingParams): boolean {
+  return params.repetitionPenalty !== 1 || params.presencePenalty !== 0 || params.frequencyPenalty !== 0;
+}
+
 /** True when the built-in chain reduces to argmax for these params. */
 export function isGreedy(params: SamplingParams): boolean {
   return params.temperature === 0 || params.topK === 1;
