@@ -42,7 +42,7 @@ export class CudaModelExecutor implements ModelExecutor {
   constructor(executor: NativeExecutor, info: ModelInfo) {
     this.#native = executor;
     this.info = info;
-    this.#planner = new SamplingPlanner(info.config.vocabSize, info.config.eosTokenIds);
+    this.#planner = new SamplingPlanner(info.config.vocabSize, info.config.eosTokenIds, info.maxBatchTokens);
     this.kv = new CudaKvStorage(executor, info.numKvSlots, info.numHostKvSlots);
     this.#spinWait = executor.info().spinWait;
   }

@@ -4,6 +4,7 @@ import { SAMPLE_COUNT_INPUT, SAMPLE_GREEDY, SamplingPlanner } from './sampling-p
 
 const VOCAB = 32;
 const EOS = 2;
+const MAX_TOKENS = 512;
 
 /** A row whose outputs count reads (as the engine's records do): `reads` counts reads of the outputs. */
 function row(params: Partial<SamplingParams>, output: readonly number[], reads = { count: 0 }): RowSampling {
@@ -23,7 +24,7 @@ function row(params: Partial<SamplingParams>, output: readonly number[], reads =
 
 describe('SamplingPlanner', () => {
   it('packs counts, flags and adjustments, reading outputs only for penalties', () => {
-    const planner = new SamplingPlanner(VOCAB, [EOS]);
+    const planner = new SamplingPlanner(VOCAB, [EOS], MAX_TOKENS);
     const plain = { count: 0 };
     const penalized = { count: 0 };
     const packed = planner.pack(
@@ -47,7 +48,7 @@ describe('SamplingPlanner', () => {
   });
 
   it('hands out the same views while the shape holds, and right ones when it changes', () => {
-    const planner = new SamplingPlanner(VOCAB, [EOS]);
+    const planner = new SamplingPlanner(VOCAB, [EOS], MAX_TOKENS);
     const first = planner.pack([row({ temperature: 0 }, [1])], Int32Array.of(0));
     const { rowInts, adjIds } = first;
     const again = planner.pack([row({ temperature: 0 }, [1, 3])], Int32Array.of(0));
@@ -68,7 +69,7 @@ describe('SamplingPlanner', () => {
   });
 
   it('leaves the newest output of a placeholder row with penalties to the device, and counts every other', async () => {
-    const planner = new SamplingPlanner(VOCAB, [EOS]);
+    const planner = new SamplingPlanner(VOCAB, [EOS], MAX_TOKENS);
     const penalties = {
       temperature: 0,
       repetitionPenalty: 1.5,
@@ -92,8 +93,19 @@ describe('SamplingPlanner', () => {
     expect([...packed.adjFlags]).toEqual([1, 5, 5, 1, 5, 5]);
   });
 
+  it('takes placeholder rows outside the batch as none, leaving them to the runtime to refuse', () => {
+    const planner = new SamplingPlanner(VOCAB, [EOS], MAX_TOKENS);
+    const packed = planner.pack(
+      [row({ temperature: 0, repetitionPenalty: 1.5 }, [4, 30])],
+      Int32Array.of(MAX_TOKENS + 3),
+      { rows: Int32Array.of(-1, MAX_TOKENS + 3, 2 ** 30) },
+    );
+    expect(packed.rowInts[3]).toBe(SAMPLE_GREEDY);
+    expect([...packed.adjIds]).toEqual([7, 4, 30]);
+  });
+
   it('keeps the bias and the flag of an entry made while the arrays grow', () => {
-    const planner = new SamplingPlanner(VOCAB, [EOS]);
+    const planner = new SamplingPlanner(VOCAB, [EOS], MAX_TOKENS);
     const one = Int32Array.of(0);
     const packed = planner.pack(
       [row({ temperature: 0, logitBias: { 3: 1.5 }, bannedTokenIds: [5] }, [])],
@@ -101,7 +113,7 @@ describe('SamplingPlanner', () => {
     );
     expect([...packed.adjIds]).toEqual([5, 3]);
     expect([...packed.adjFlags]).toEqual([2, 0]);
-    const fresh = new SamplingPlanner(VOCAB, [EOS]).pack(
+    const fresh = new SamplingPlanner(VOCAB, [EOS], MAX_TOKENS).pack(
       [row({ temperature: 0, logitBias: { 3: 1.5 } }, [])],
       one,
     );

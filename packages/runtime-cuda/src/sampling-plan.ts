@@ -42,15 +42,18 @@ export class SamplingPlanner {
   private numAdj = 0;
   private numAllowed = 0;
   /** Per batch row, the `pack` call that found it a placeholder row (no clearing between calls). */
-  private placeholderMark = new Int32Array(0);
+  private readonly placeholderMark: Int32Array;
   private packCount = 0;
   private readonly packed: { -readonly [K in keyof NativeSampling]: NativeSampling[K] };
 
+  /** `maxBatchTokens`: the most rows a batch has (rows past it are left to the runtime's checks). */
   constructor(
     private readonly vocabSize: number,
     private readonly eosTokenIds: readonly number[],
+    maxBatchTokens: number,
   ) {
     this.entryOf = new Int32Array(vocabSize).fill(-1);
+    this.placeholderMark = new Int32Array(maxBatchTokens);
     this.packed = {
       rowFloats: this.rowFloats,
       rowInts: this.rowInts,
@@ -83,10 +86,7 @@ export class SamplingPlanner {
       const row = rows[r];
       const { params } = row;
       const sampleRow = sampleRows[r];
-      const countsInput =
-        sampleRow < this.placeholderMark.length &&
-        this.placeholderMark[sampleRow] === mark &&
-        hasPenalties(params);
+      const countsInput = this.placeholderMark[sampleRow] === mark && hasPenalties(params);
       let flags = countsInput ? SAMPLE_COUNT_INPUT : 0;
       // Top-k 1 keeps only the first maximum at any temperature (@ferrum/sampler's tie rule: lowest id), which
       // is the device's greedy branch; its processed logprob is 0, which only the sampling branch reports.
@@ -127,9 +127,7 @@ export class SamplingPlanner {
   }
 
   private markPlaceholders(rows: Int32Array, mark: number): void {
-    let last = -1;
-    for (let i = 0; i < rows.length; i++) last = Math.max(last, rows[i]);
-    if (last >= this.placeholderMark.length) this.placeholderMark = grow(this.placeholderMark, last + 1);
+    // A typed array ignores writes out of its range, and reads undefined there: such rows count as none.
     for (let i = 0; i < rows.length; i++) this.placeholderMark[rows[i]] = mark;
   }
 
