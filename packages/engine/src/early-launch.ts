@@ -77,7 +77,8 @@ export class EarlyLaunchRule {
     }
     if (hasPenalties(p) && !ops.has('penalties')) return false;
     if (editsLogits(row) && !ops.has('logit_bias')) return false;
-    return p.logprobs === null || ops.has('logprobs');
+    // Top alternatives (logprobs > 0) are found on the host, from the row's logits (DeviceSamplingOp).
+    return p.logprobs === null || (p.logprobs === 0 && ops.has('logprobs'));
   }
 }
 

@@ -17,8 +17,8 @@ interface Samples {
 
 /**
  * A stand-in for a GPU runtime with device sampling, on the CPU runtime: every built-in row is sampled "on
- * the device" (here, `@ferrum/sampler` over the CPU runtime's logits), rows with `needsHostLogits` return
- * logits. It behaves as the CUDA runtime's contract says: each row's sampling is read when `forward()` is
+ * the device" (here, `@ferrum/sampler` over the CPU runtime's logits), rows with `needsHostLogits` or top
+ * logprobs (`logprobs > 0`) return logits. It behaves as the CUDA runtime's contract says: each row's sampling is read when `forward()` is
  * called (a copy of its outputs, so a step launched before its placeholders are known sees exactly that),
  * forwards run in call order, `previousTokens` rows take the previous forward's device samples, and a
  * forward with host-logit rows called while another runs is refused. With `previousTokenPenalties` it says so
@@ -78,8 +78,8 @@ export function createDeviceSamplingBackend(
       }
 
       function sampleRows(logits: Float32Array, rows: readonly RowSampling[]): ForwardResult {
-        const deviceRows = rows.flatMap((row, i) => (row.needsHostLogits ? [] : [i]));
-        const hostRows = rows.flatMap((row, i) => (row.needsHostLogits ? [i] : []));
+        const deviceRows = rows.flatMap((row, i) => (returnsLogits(row) ? [] : [i]));
+        const hostRows = rows.flatMap((row, i) => (returnsLogits(row) ? [i] : []));
         const tokens = new Int32Array(rows.length).fill(-1);
         const logprobs = new Float32Array(rows.length).fill(Number.NaN);
         const pick = (indices: number[]) => {
@@ -109,7 +109,7 @@ export function createDeviceSamplingBackend(
           const before = previous;
           try {
             const rows = snapshotRows(batch);
-            if (numInFlight > 0 && rows.some((row) => row.needsHostLogits)) {
+            if (numInFlight > 0 && rows.some(returnsLogits)) {
               throw new FerrumError('invalid_argument', 'host-logit rows behind a step in flight');
             }
             checkReferences(batch, before.hostRows);
@@ -117,7 +117,7 @@ export function createDeviceSamplingBackend(
             const tokens = result.then((r) => r.tokens);
             // The next forward reads the failure; without one, nobody needs to.
             tokens.catch(() => undefined);
-            previous = { tokens, hostRows: rows.map((r) => r.needsHostLogits) };
+            previous = { tokens, hostRows: rows.map(returnsLogits) };
             numInFlight++;
             result.then(settled, settled);
             return result;
@@ -151,4 +151,9 @@ function checkReferences(batch: ForwardBatch, previousHostRows: readonly boolean
       throw new FerrumError('invalid_argument', `previousTokens: sample ${index} is not on the device`);
     }
   }
+}
+
+/** Whether the runtime returns `row`'s logits rather than sampling it (as the CUDA runtime decides). */
+function returnsLogits(row: RowSampling): boolean {
+  return row.needsHostLogits || (row.params.logprobs ?? 0) > 0;
 }

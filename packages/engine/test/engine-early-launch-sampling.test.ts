@@ -143,6 +143,23 @@ describe('early launch with device sampling', () => {
     },
   );
 
+  it('top logprobs come from the host: no step of such a request goes early, and its alternatives match', async () => {
+    const request: TestRequest = {
+      prompt: { tokenIds: golden.prompts[0] },
+      sampling: { temperature: 0.8, seed: 7, maxTokens: 8, ignoreEos: true, logprobs: 3 },
+    };
+    expect(await compare([request])).toBe(0);
+    const [a, c] = await Promise.all([early, reference].map((rig) => runAll(rig.engine, [request])));
+    const tops = (outs: Collected[]) =>
+      outs[0].chunks.flatMap((k) => k.logprobs ?? []).map((l) => l.top ?? []);
+    const [ta, tc] = [tops(a), tops(c)];
+    expect(ta.map((top) => top.length)).toEqual(Array(8).fill(3));
+    expect(ta.map((top) => top.map((e) => e.tokenId))).toEqual(tc.map((top) => top.map((e) => e.tokenId)));
+    for (const [i, top] of ta.entries()) {
+      for (const [j, e] of top.entries()) expect(e.logprob).toBeCloseTo(tc[i][j].logprob, 4);
+    }
+  });
+
   it('min tokens: early launch only once the count, placeholder included, reaches it', async () => {
     // Greedy, this prompt continues with one token only: a stop id once the mask lifts.
     const stop = golden.greedy[1][0];

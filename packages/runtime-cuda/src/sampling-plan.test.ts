@@ -1,6 +1,6 @@
 import { type RowSampling, resolveSamplingParams, type SamplingParams } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
-import { SAMPLE_COUNT_INPUT, SAMPLE_GREEDY, SamplingPlanner } from './sampling-plan.js';
+import { SAMPLE_COUNT_INPUT, SAMPLE_GREEDY, SAMPLE_SKIP, SamplingPlanner } from './sampling-plan.js';
 
 const VOCAB = 32;
 const EOS = 2;
@@ -118,5 +118,19 @@ describe('SamplingPlanner', () => {
       one,
     );
     expect([...fresh.adjPre]).toEqual([1.5]);
+  });
+
+  it('leaves rows that ask for top logprobs to the host, with their logits; the sampled logprob alone stays', () => {
+    const planner = new SamplingPlanner(VOCAB, [EOS], MAX_TOKENS);
+    const packed = planner.pack(
+      [
+        row({ temperature: 0, logprobs: 0, repetitionPenalty: 1.5 }, [4]),
+        row({ temperature: 0, logprobs: 3, repetitionPenalty: 1.5 }, [4]),
+      ],
+      Int32Array.of(0, 1),
+    );
+    expect([packed.rowInts[3], packed.rowInts[7]]).toEqual([SAMPLE_GREEDY, SAMPLE_GREEDY | SAMPLE_SKIP]);
+    // The host row gets no adjustments: the engine's sampler applies the whole chain to its logits.
+    expect([...packed.adjOffsets]).toEqual([0, 2, 2]);
   });
 });

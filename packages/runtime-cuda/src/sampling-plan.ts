@@ -95,7 +95,9 @@ export class SamplingPlanner {
       }
       if (params.logprobsMode === 'processed') flags |= SAMPLE_PROCESSED_LOGPROBS;
       if (params.allowedTokenIds !== null) flags |= SAMPLE_ALLOWED_ONLY;
-      if (row.needsHostLogits) flags |= SAMPLE_SKIP;
+      // The engine's sampler finds top alternatives from the row's logits; the device reports the chosen one only.
+      const hostLogits = row.needsHostLogits || (params.logprobs ?? 0) > 0;
+      if (hostLogits) flags |= SAMPLE_SKIP;
       const { rowFloats, rowInts } = this;
       const f = r * ROW_FLOATS;
       rowFloats[f] = params.temperature;
@@ -108,9 +110,9 @@ export class SamplingPlanner {
       rowInts[r * 4 + 1] = row.seed | 0;
       rowInts[r * 4 + 2] = numOutputTokensOf(row);
       rowInts[r * 4 + 3] = flags;
-      if (!row.needsHostLogits) this.addAdjustments(row, countsInput);
+      if (!hostLogits) this.addAdjustments(row, countsInput);
       this.adjOffsets[r + 1] = this.numAdj;
-      if (params.allowedTokenIds !== null && !row.needsHostLogits) this.addAllowed(params.allowedTokenIds);
+      if (params.allowedTokenIds !== null && !hostLogits) this.addAllowed(params.allowedTokenIds);
       this.allowedOffsets[r + 1] = this.numAllowed;
     }
     const { packed, numAdj, numAllowed } = this;

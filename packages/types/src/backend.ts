@@ -13,7 +13,11 @@ export const DEVICE_SAMPLING_OPS = [
   'logprobs',
 ] as const;
 
-/** A step of the built-in sampling chain a backend can run on its device. */
+/**
+ * A step of the built-in sampling chain a backend can run on its device. `logprobs` is the sampled token's
+ * log-probability (`logprobs: 0`); the `n` most likely alternatives (`logprobs: n > 0`) take the row's logits to
+ * the host.
+ */
 export type DeviceSamplingOp = (typeof DEVICE_SAMPLING_OPS)[number];
 
 /**
