@@ -1,5 +1,5 @@
 import type { LogitsContext, LogitsProcessor, Sampler, SamplerOutput, SamplerRow } from '@ferrum/interfaces';
-import { FerrumError, numOutputTokensOf } from '@ferrum/types';
+import { FerrumError, hasPenalties, numOutputTokensOf } from '@ferrum/types';
 import {
   applyAllowedTokenIds,
   applyBannedTokenIds,
@@ -7,7 +7,7 @@ import {
   applyMinTokens,
 } from './apply-token-masks.js';
 import { LogprobsRecorder } from './logprobs-recorder.js';
-import { hasPenalties, PenaltyApplier } from './penalty-applier.js';
+import { PenaltyApplier } from './penalty-applier.js';
 import { maskedRowError, positiveInfinityError } from './row-errors.js';
 import { argmax } from './row-reductions.js';
 import { seededUniform } from './seeded-uniform.js';

@@ -1,5 +1,5 @@
 import type { SamplingParams } from '@ferrum/types';
-import { FerrumError } from '@ferrum/types';
+import { FerrumError, hasPenalties } from '@ferrum/types';
 
 /**
  * Repetition, frequency and presence penalties of one row, with scratch sized to the vocabulary and reused
@@ -83,9 +83,4 @@ export class PenaltyApplier {
     this.outputCounts = new Int32Array(vocabSize);
     this.touched = new Int32Array(vocabSize);
   }
-}
-
-/** Whether `params` asks for any penalty (otherwise {@link PenaltyApplier.apply} reads nothing). */
-export function hasPenalties(params: SamplingParams): boolean {
-  return params.repetitionPenalty !== 1 || params.frequencyPenalty !== 0 || params.presencePenalty !== 0;
 }
