@@ -93,6 +93,19 @@ describe('SamplingPlanner', () => {
     expect([...packed.adjFlags]).toEqual([1, 5, 5, 1, 5, 5]);
   });
 
+  it('forgets the placeholder rows of a batch after its pack, also when that pack throws', () => {
+    const planner = new SamplingPlanner(VOCAB, [EOS], MAX_TOKENS);
+    const penalized = row({ temperature: 0, repetitionPenalty: 1.5 }, [4, 30]);
+    const previousTokens = { rows: Int32Array.of(0) };
+    expect(planner.pack([penalized], Int32Array.of(0), previousTokens).rowInts[3]).toBe(
+      SAMPLE_GREEDY | SAMPLE_COUNT_INPUT,
+    );
+    expect(planner.pack([penalized], Int32Array.of(0)).rowInts[3]).toBe(SAMPLE_GREEDY);
+    const bad = row({ temperature: 0, bannedTokenIds: [VOCAB] }, []);
+    expect(() => planner.pack([bad], Int32Array.of(0), previousTokens)).toThrow(/outside/);
+    expect(planner.pack([penalized], Int32Array.of(0)).rowInts[3]).toBe(SAMPLE_GREEDY);
+  });
+
   it('takes placeholder rows outside the batch as none, leaving them to the runtime to refuse', () => {
     const planner = new SamplingPlanner(VOCAB, [EOS], MAX_TOKENS);
     const packed = planner.pack(

@@ -41,9 +41,8 @@ export class SamplingPlanner {
   private allowedIds = new Int32Array(0);
   private numAdj = 0;
   private numAllowed = 0;
-  /** Per batch row, the `pack` call that found it a placeholder row (no clearing between calls). */
-  private readonly placeholderMark: Int32Array;
-  private packCount = 0;
+  /** 1 for the batch rows that hold a placeholder, during a `pack` (0 between calls). */
+  private readonly isPlaceholder: Uint8Array;
   private readonly packed: { -readonly [K in keyof NativeSampling]: NativeSampling[K] };
 
   /** `maxBatchTokens`: the most rows a batch has (rows past it are left to the runtime's checks). */
@@ -53,7 +52,7 @@ export class SamplingPlanner {
     maxBatchTokens: number,
   ) {
     this.entryOf = new Int32Array(vocabSize).fill(-1);
-    this.placeholderMark = new Int32Array(maxBatchTokens);
+    this.isPlaceholder = new Uint8Array(maxBatchTokens);
     this.packed = {
       rowFloats: this.rowFloats,
       rowInts: this.rowInts,
@@ -80,40 +79,12 @@ export class SamplingPlanner {
     this.ensureRows(numRows);
     this.numAdj = 0;
     this.numAllowed = 0;
-    const mark = ++this.packCount;
-    if (previousTokens !== undefined) this.markPlaceholders(previousTokens.rows, mark);
-    for (let r = 0; r < numRows; r++) {
-      const row = rows[r];
-      const { params } = row;
-      const sampleRow = sampleRows[r];
-      const countsInput = this.placeholderMark[sampleRow] === mark && hasPenalties(params);
-      let flags = countsInput ? SAMPLE_COUNT_INPUT : 0;
-      // Top-k 1 keeps only the first maximum at any temperature (@ferrum/sampler's tie rule: lowest id), which
-      // is the device's greedy branch; its processed logprob is 0, which only the sampling branch reports.
-      if (params.temperature === 0 || (params.topK === 1 && params.logprobsMode !== 'processed')) {
-        flags |= SAMPLE_GREEDY;
-      }
-      if (params.logprobsMode === 'processed') flags |= SAMPLE_PROCESSED_LOGPROBS;
-      if (params.allowedTokenIds !== null) flags |= SAMPLE_ALLOWED_ONLY;
-      // The engine's sampler finds top alternatives from the row's logits; the device reports the chosen one only.
-      const hostLogits = row.needsHostLogits || (params.logprobs ?? 0) > 0;
-      if (hostLogits) flags |= SAMPLE_SKIP;
-      const { rowFloats, rowInts } = this;
-      const f = r * ROW_FLOATS;
-      rowFloats[f] = params.temperature;
-      rowFloats[f + 1] = params.topP;
-      rowFloats[f + 2] = params.minP;
-      rowFloats[f + 3] = params.repetitionPenalty;
-      rowFloats[f + 4] = params.presencePenalty;
-      rowFloats[f + 5] = params.frequencyPenalty;
-      rowInts[r * 4] = params.topK;
-      rowInts[r * 4 + 1] = row.seed | 0;
-      rowInts[r * 4 + 2] = numOutputTokensOf(row);
-      rowInts[r * 4 + 3] = flags;
-      if (!hostLogits) this.addAdjustments(row, countsInput);
-      this.adjOffsets[r + 1] = this.numAdj;
-      if (params.allowedTokenIds !== null && !hostLogits) this.addAllowed(params.allowedTokenIds);
-      this.allowedOffsets[r + 1] = this.numAllowed;
+    const placeholders = previousTokens?.rows;
+    if (placeholders !== undefined) this.markPlaceholders(placeholders, 1);
+    try {
+      for (let r = 0; r < numRows; r++) this.packRow(r, rows[r], sampleRows[r]);
+    } finally {
+      if (placeholders !== undefined) this.markPlaceholders(placeholders, 0);
     }
     const { packed, numAdj, numAllowed } = this;
     packed.rowFloats = front(packed.rowFloats, this.rowFloats, numRows * ROW_FLOATS);
@@ -128,9 +99,42 @@ export class SamplingPlanner {
     return packed;
   }
 
-  private markPlaceholders(rows: Int32Array, mark: number): void {
+  /** Row `r` of the step, which samples batch row `sampleRow`. */
+  private packRow(r: number, row: RowSampling, sampleRow: number): void {
+    const { params } = row;
+    const countsInput = this.isPlaceholder[sampleRow] === 1 && hasPenalties(params);
+    let flags = countsInput ? SAMPLE_COUNT_INPUT : 0;
+    // Top-k 1 keeps only the first maximum at any temperature (@ferrum/sampler's tie rule: lowest id), which
+    // is the device's greedy branch; its processed logprob is 0, which only the sampling branch reports.
+    if (params.temperature === 0 || (params.topK === 1 && params.logprobsMode !== 'processed')) {
+      flags |= SAMPLE_GREEDY;
+    }
+    if (params.logprobsMode === 'processed') flags |= SAMPLE_PROCESSED_LOGPROBS;
+    if (params.allowedTokenIds !== null) flags |= SAMPLE_ALLOWED_ONLY;
+    // The engine's sampler finds top alternatives from the row's logits; the device reports the chosen one only.
+    const hostLogits = row.needsHostLogits || (params.logprobs ?? 0) > 0;
+    if (hostLogits) flags |= SAMPLE_SKIP;
+    const { rowFloats, rowInts } = this;
+    const f = r * ROW_FLOATS;
+    rowFloats[f] = params.temperature;
+    rowFloats[f + 1] = params.topP;
+    rowFloats[f + 2] = params.minP;
+    rowFloats[f + 3] = params.repetitionPenalty;
+    rowFloats[f + 4] = params.presencePenalty;
+    rowFloats[f + 5] = params.frequencyPenalty;
+    rowInts[r * 4] = params.topK;
+    rowInts[r * 4 + 1] = row.seed | 0;
+    rowInts[r * 4 + 2] = numOutputTokensOf(row);
+    rowInts[r * 4 + 3] = flags;
+    if (!hostLogits) this.addAdjustments(row, countsInput);
+    this.adjOffsets[r + 1] = this.numAdj;
+    if (params.allowedTokenIds !== null && !hostLogits) this.addAllowed(params.allowedTokenIds);
+    this.allowedOffsets[r + 1] = this.numAllowed;
+  }
+
+  private markPlaceholders(rows: Int32Array, value: 0 | 1): void {
     // A typed array ignores writes out of its range, and reads undefined there: such rows count as none.
-    for (let i = 0; i < rows.length; i++) this.placeholderMark[rows[i]] = mark;
+    for (let i = 0; i < rows.length; i++) this.isPlaceholder[rows[i]] = value;
   }
 
   /** `countsInput`: the row's newest output is its placeholder input, which the device counts (see the class). */
