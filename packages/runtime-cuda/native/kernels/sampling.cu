@@ -275,8 +275,11 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   const float* floats = a.rowFloats + r * kRowFloats;
   const float repetition = floats[3], presence = floats[4], frequency = floats[5];
   const int counted = (flags & kSampleCountInput) ? a.inputTokens[a.sampleRows[r]] : -1;
-  if (threadIdx.x == 0) countedListed = false;
-  __syncthreads();
+  // `counted` is the same in every thread of the block: rows that count nothing skip these barriers.
+  if (counted >= 0) {
+    if (threadIdx.x == 0) countedListed = false;
+    __syncthreads();
+  }
   for (int e = adjBegin + threadIdx.x; e < adjEnd; e += kThreads) {
     const int id = sec.adjIds[e];
     int entryFlags = sec.adjFlags[e];
@@ -298,13 +301,15 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
     row[id] = v;
   }
   __syncthreads();
-  if (counted >= 0 && !countedListed && threadIdx.x == 0) {
-    float v = row[counted];
-    countedRaw = v;
-    v = v > 0.f ? v / repetition : v * repetition;
-    row[counted] = v - presence - frequency;
+  if (counted >= 0) {
+    if (!countedListed && threadIdx.x == 0) {
+      float v = row[counted];
+      countedRaw = v;
+      v = v > 0.f ? v / repetition : v * repetition;
+      row[counted] = v - presence - frequency;
+    }
+    __syncthreads();
   }
-  __syncthreads();
   if (flags & kSampleAllowedOnly) {
     const int* allowed = sec.allowedIds + a.allowedOffsets[r];
     const int numAllowed = a.allowedOffsets[r + 1] - a.allowedOffsets[r];
