@@ -4,6 +4,7 @@ import {
   type DeviceSamplingOp,
   hasPenalties,
   isGreedy,
+  MAX_DEVICE_TOP_LOGPROBS,
   numOutputTokensOf,
   type RowSampling,
 } from '@ferrum/types';
@@ -77,8 +78,9 @@ export class EarlyLaunchRule {
     }
     if (hasPenalties(p) && !ops.has('penalties')) return false;
     if (editsLogits(row) && !ops.has('logit_bias')) return false;
-    // Top alternatives (logprobs > 0) are found on the host, from the row's logits (DeviceSamplingOp).
-    return p.logprobs === null || (p.logprobs === 0 && ops.has('logprobs'));
+    if (p.logprobs === null) return true;
+    if (p.logprobs === 0) return ops.has('logprobs');
+    return ops.has('top_logprobs') && p.logprobs <= MAX_DEVICE_TOP_LOGPROBS;
   }
 }
 

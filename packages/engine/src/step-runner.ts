@@ -1,13 +1,16 @@
 import type { ModelExecutor, Sampler, ScheduledStep } from '@ferrum/interfaces';
-import type {
-  BackendCapabilities,
-  ForwardBatch,
-  ForwardResult,
-  RowSampling,
-  TokenLogprob,
+import {
+  type BackendCapabilities,
+  type ForwardBatch,
+  type ForwardResult,
+  MAX_DEVICE_TOP_LOGPROBS,
+  type RowSampling,
+  type TokenLogprob,
 } from '@ferrum/types';
 import { EarlyLaunchRule } from './early-launch.js';
 import { HostSamplerRows } from './host-sampler-rows.js';
+
+type TopLogprob = NonNullable<TokenLogprob['top']>[number];
 
 /** Sampled tokens of one step, indexed like the batch's `sampleRows`. */
 export interface StepTokens {
@@ -142,7 +145,10 @@ export class StepRunner {
       out[i] = result.tokens[i];
       const row = rows[i];
       if (row && row.params.logprobs !== null && result.logprobs) {
-        logprobs[i] = { tokenId: out[i], logprob: result.logprobs[i] };
+        const top = row.params.logprobs > 0 ? deviceTopLogprobs(result, i, row.params.logprobs) : undefined;
+        logprobs[i] = top
+          ? { tokenId: out[i], logprob: result.logprobs[i], top }
+          : { tokenId: out[i], logprob: result.logprobs[i] };
       }
     }
   }
@@ -170,6 +176,21 @@ export class StepRunner {
         : { tokenId: out[i], logprob: sampled.logprobs[j] };
     }
   }
+}
+
+/**
+ * Row `i`'s alternatives as the runtime found them (`ForwardResult.topLogprobs`), or undefined where it did not
+ * (the row's logits went to the host, which then lists them).
+ */
+function deviceTopLogprobs(result: ForwardResult, i: number, n: number): TopLogprob[] | undefined {
+  const found = result.topLogprobs;
+  if (found === undefined) return undefined;
+  const from = i * MAX_DEVICE_TOP_LOGPROBS;
+  const top: TopLogprob[] = [];
+  for (let k = 0; k < n && found.tokenIds[from + k] >= 0; k++) {
+    top.push({ tokenId: found.tokenIds[from + k], logprob: found.logprobs[from + k] });
+  }
+  return top;
 }
 
 /**

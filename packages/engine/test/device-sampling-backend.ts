@@ -6,6 +6,7 @@ import {
   FerrumError,
   type ForwardBatch,
   type ForwardResult,
+  MAX_DEVICE_TOP_LOGPROBS,
   type RowSampling,
 } from '@ferrum/types';
 
@@ -17,8 +18,8 @@ interface Samples {
 
 /**
  * A stand-in for a GPU runtime with device sampling, on the CPU runtime: every built-in row is sampled "on
- * the device" (here, `@ferrum/sampler` over the CPU runtime's logits), rows with `needsHostLogits` or top
- * logprobs (`logprobs > 0`) return logits. It behaves as the CUDA runtime's contract says: each row's sampling is read when `forward()` is
+ * the device" (here, `@ferrum/sampler` over the CPU runtime's logits), with up to MAX_DEVICE_TOP_LOGPROBS
+ * alternatives; rows with `needsHostLogits` or more alternatives return logits. It behaves as the CUDA runtime's contract says: each row's sampling is read when `forward()` is
  * called (a copy of its outputs, so a step launched before its placeholders are known sees exactly that),
  * forwards run in call order, `previousTokens` rows take the previous forward's device samples, and a
  * forward with host-logit rows called while another runs is refused. With `previousTokenPenalties` it says so
@@ -94,12 +95,23 @@ export function createDeviceSamplingBackend(
           context: { ...rows[i], eosTokenIds },
         }));
         const sampled = sampler.sample(pick(deviceRows), vocabSize, samplerRows);
+        const width = MAX_DEVICE_TOP_LOGPROBS;
+        const top = {
+          tokenIds: new Int32Array(rows.length * width).fill(-1),
+          logprobs: new Float32Array(rows.length * width),
+        };
         deviceRows.forEach((i, j) => {
           tokens[i] = sampled.tokenIds[j];
           logprobs[i] = sampled.logprobs[j];
+          sampled.topLogprobs[j]?.forEach((e, k) => {
+            top.tokenIds[i * width + k] = e.tokenId;
+            top.logprobs[i * width + k] = e.logprob;
+          });
         });
-        if (hostRows.length === 0) return { tokens, logprobs };
-        return { tokens, logprobs, logits: pick(hostRows), logitsRows: Int32Array.from(hostRows) };
+        const asked = deviceRows.some((i) => (rows[i].params.logprobs ?? 0) > 0);
+        const found = asked ? { tokens, logprobs, topLogprobs: top } : { tokens, logprobs };
+        if (hostRows.length === 0) return found;
+        return { ...found, logits: pick(hostRows), logitsRows: Int32Array.from(hostRows) };
       }
 
       return {
@@ -155,5 +167,5 @@ function checkReferences(batch: ForwardBatch, previousHostRows: readonly boolean
 
 /** Whether the runtime returns `row`'s logits rather than sampling it (as the CUDA runtime decides). */
 function returnsLogits(row: RowSampling): boolean {
-  return row.needsHostLogits || (row.params.logprobs ?? 0) > 0;
+  return row.needsHostLogits || (row.params.logprobs ?? 0) > MAX_DEVICE_TOP_LOGPROBS;
 }

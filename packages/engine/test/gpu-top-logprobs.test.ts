@@ -1,6 +1,5 @@
-// Top logprobs through the engine on the CUDA runtime: the device reports the sampled token's logprob only, so a
-// request asking for the n most likely alternatives takes its rows' logits to the host, where the engine's
-// sampler finds them. Reference: transformers' logits at each golden prompt's last position (golden.safetensors),
+// Top logprobs through the engine on the CUDA runtime, which finds the n most likely alternatives on the device
+// (its sampling kernel; runtime-cuda's gpu-sampling test checks them against @ferrum/sampler's). Reference: transformers' logits at each golden prompt's last position (golden.safetensors),
 // which give the first token's alternatives; later tokens' lists are checked for shape and order.
 import { createEngine } from '@ferrum/engine';
 import { readGolden } from '@ferrum/models/testing';

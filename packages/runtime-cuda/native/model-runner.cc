@@ -121,7 +121,7 @@ void ModelRunner::allocateWorkspaces() {
   // Split-K partials: rows × splits is capped so that long decode batches still fit (see step-execute.cc).
   const size_t rowSplits = std::max<size_t>(static_cast<size_t>(config_.maxBatchSeqs) * kMaxSplits, 64);
   partial_ = DeviceBuffer(rowSplits * s.numHeads * (s.headDim + 2) * sizeof(float));
-  output_ = DeviceBuffer(2 * rows * sizeof(int));
+  output_ = DeviceBuffer(outputWords() * sizeof(int));
   inputTokens_ = DeviceBuffer(t * sizeof(int));
   greedyPartials_ = DeviceBuffer(rows * kMaxGreedySplits * 3 * sizeof(float));
   greedyTickets_ = DeviceBuffer(rows * sizeof(unsigned));
@@ -129,7 +129,7 @@ void ModelRunner::allocateWorkspaces() {
   FERRUM_CUDA(cudaMemsetAsync(greedyTickets_.as(), 0, greedyTickets_.bytes(), stream_));
   hostLogits_ = PinnedBuffer(rows * s.vocabSize * sizeof(float), false);
   for (StagedStep& step : staged_) {
-    step.output = PinnedBuffer(2 * rows * sizeof(int), false);
+    step.output = PinnedBuffer(outputWords() * sizeof(int), false);
     step.layout.hostLogitRows.reserve(rows);
   }
   lastDeviceSampled_.assign(rows, 0);

@@ -88,6 +88,9 @@ class ModelRunner {
   const float* sampledLogprobs(int staged) const {
     return staged_[staged].output.as<float>() + config_.maxSampleRows;
   }
+  /** The alternatives of layout(staged).topLogprobs steps: [numSampled][kMaxTopLogprobs] ids, then logprobs. */
+  const int* topIds(int staged) const { return staged_[staged].output.as<int>() + topIdsWord(); }
+  const float* topLogprobs(int staged) const { return staged_[staged].output.as<float>() + topLogprobsWord(); }
   const float* hostLogits() const { return hostLogits_.as<float>(); }
 
   /** Validate a slot transfer (any thread). Throws NativeError. */
@@ -157,6 +160,11 @@ class ModelRunner {
   int graphSplits(int bucket) const;
   /** Rows × splits the attention partials workspace holds. */
   size_t partialRowSplits() const;
+  // The sampling outputs, device and pinned alike, in words: tokens and logprobs of every row, then the alternatives'
+  // ids and logprobs (kMaxTopLogprobs a row).
+  size_t topIdsWord() const { return 2 * static_cast<size_t>(config_.maxSampleRows); }
+  size_t topLogprobsWord() const { return topIdsWord() + static_cast<size_t>(config_.maxSampleRows) * kMaxTopLogprobs; }
+  size_t outputWords() const { return topLogprobsWord() + static_cast<size_t>(config_.maxSampleRows) * kMaxTopLogprobs; }
 
   RunnerConfig config_;
   cudaStream_t stream_ = nullptr;

@@ -188,6 +188,17 @@ Napi::Value NativeExecutor::forwardResult(Napi::Env env, int staged) {
     Napi::Float32Array logprobs = Napi::Float32Array::New(env, S);
     std::memcpy(logprobs.Data(), runner_->sampledLogprobs(staged), S * sizeof(float));
     result.Set("logprobs", logprobs);
+    if (L.topLogprobs) {
+      const size_t entries = S * kMaxTopLogprobs;
+      Napi::Object top = Napi::Object::New(env);
+      Napi::Int32Array ids = Napi::Int32Array::New(env, entries);
+      std::memcpy(ids.Data(), runner_->topIds(staged), entries * sizeof(int));
+      Napi::Float32Array values = Napi::Float32Array::New(env, entries);
+      std::memcpy(values.Data(), runner_->topLogprobs(staged), entries * sizeof(float));
+      top.Set("tokenIds", ids);
+      top.Set("logprobs", values);
+      result.Set("topLogprobs", top);
+    }
   } else {
     for (size_t i = 0; i < S; i++) tokens[i] = -1;
   }

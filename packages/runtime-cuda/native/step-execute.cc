@@ -49,8 +49,15 @@ void ModelRunner::launch(int staged) {
     if (L.numSampled > 0) runHead(upload, L.numSampled, attention.sampledRowsOnlyInLastLayer);
   }
   if (L.sampling && L.numSampled > 0) {
-    FERRUM_CUDA(cudaMemcpyAsync(step.output.as(), output_.as(), 2 * config_.maxSampleRows * sizeof(int),
-                                cudaMemcpyDeviceToHost, stream_));
+    FERRUM_CUDA(cudaMemcpyAsync(step.output.as(), output_.as(), topIdsWord() * sizeof(int), cudaMemcpyDeviceToHost,
+                                stream_));
+  }
+  if (L.topLogprobs) {
+    const size_t bytes = static_cast<size_t>(L.numSampled) * kMaxTopLogprobs * sizeof(int);
+    for (const size_t word : {topIdsWord(), topLogprobsWord()}) {
+      FERRUM_CUDA(cudaMemcpyAsync(step.output.as<int>() + word, output_.as<int>() + word, bytes,
+                                  cudaMemcpyDeviceToHost, stream_));
+    }
   }
   FERRUM_CUDA(cudaEventRecord(step.end, stream_));
   FERRUM_CUDA(cudaEventRecord(step.done, stream_));
@@ -219,6 +226,8 @@ void ModelRunner::runHead(const int* upload, int numSampled, bool compact) {
   sampling.inputTokens = inputTokens_.as<int>();
   sampling.outTokens = output_.as<int>();
   sampling.outLogprobs = output_.as<float>() + rows;
+  sampling.outTopIds = output_.as<int>() + topIdsWord();
+  sampling.outTopLogprobs = output_.as<float>() + topLogprobsWord();
   sampling.greedySplits = greedySplitsFor(S, numSms_);
   sampling.greedyPartials = greedyPartials_.as<float>();
   sampling.greedyTickets = greedyTickets_.as<unsigned>();

@@ -53,6 +53,8 @@ struct StepLayout {
   /** Prefill attention tiles (0: every row goes through launchAttention) and their longest kv list. */
   int numPrefillTiles = 0, maxPrefillKvLen = 0;
   bool sampling = false;
+  /** A row sampled on the device asks for alternatives: their outputs are copied back too. */
+  bool topLogprobs = false;
   /** > 0: a pure-decode step packed at the fixed offsets of this decode-graph bucket (rows padded to it). */
   int graphBucket = 0;
   size_t words = 0;

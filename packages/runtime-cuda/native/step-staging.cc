@@ -112,6 +112,11 @@ int ModelRunner::stage(const StepView& v, bool afterInFlight) {
     invalid("a step with host logits cannot be staged while another step is in flight");
   }
   stagePreviousTokens(v, L, words);
+  L.topLogprobs = false;
+  for (size_t r = 0; r < S && L.sampling; r++) {
+    const int flags = v.rowInts.data[4 * r + 3];
+    if (!(flags & kSampleSkip) && (flags >> kSampleTopShift) > 0) L.topLogprobs = true;
+  }
   // Committed: the next step's previous tokens refer to this one's device samples.
   nextStaged_ = 1 - turn;
   lastNumSampled_ = L.sampling ? static_cast<int>(S) : 0;

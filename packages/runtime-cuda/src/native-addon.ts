@@ -99,6 +99,8 @@ export interface NativeForwardResult {
   readonly logprobs?: Float32Array;
   readonly logits?: Float32Array;
   readonly logitsRows?: Int32Array;
+  /** ForwardResult.topLogprobs: present when a row sampled on the device asked for alternatives. */
+  readonly topLogprobs?: { readonly tokenIds: Int32Array; readonly logprobs: Float32Array };
 }
 
 export interface NativeExecutorInfo {

@@ -1,6 +1,17 @@
-import { type RowSampling, resolveSamplingParams, type SamplingParams } from '@ferrum/types';
+import {
+  MAX_DEVICE_TOP_LOGPROBS,
+  type RowSampling,
+  resolveSamplingParams,
+  type SamplingParams,
+} from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
-import { SAMPLE_COUNT_INPUT, SAMPLE_GREEDY, SAMPLE_SKIP, SamplingPlanner } from './sampling-plan.js';
+import {
+  SAMPLE_COUNT_INPUT,
+  SAMPLE_GREEDY,
+  SAMPLE_SKIP,
+  SAMPLE_TOP_SHIFT,
+  SamplingPlanner,
+} from './sampling-plan.js';
 
 const VOCAB = 32;
 const EOS = 2;
@@ -133,17 +144,24 @@ describe('SamplingPlanner', () => {
     expect([...fresh.adjPre]).toEqual([1.5]);
   });
 
-  it('leaves rows that ask for top logprobs to the host, with their logits; the sampled logprob alone stays', () => {
+  it('samples rows with up to the device limit of alternatives on the device; more go to the host', () => {
     const planner = new SamplingPlanner(VOCAB, [EOS], MAX_TOKENS);
     const packed = planner.pack(
       [
         row({ temperature: 0, logprobs: 0, repetitionPenalty: 1.5 }, [4]),
         row({ temperature: 0, logprobs: 3, repetitionPenalty: 1.5 }, [4]),
+        row({ temperature: 0, logprobs: MAX_DEVICE_TOP_LOGPROBS, repetitionPenalty: 1.5 }, [4]),
+        row({ temperature: 0, logprobs: MAX_DEVICE_TOP_LOGPROBS + 1, repetitionPenalty: 1.5 }, [4]),
       ],
-      Int32Array.of(0, 1),
+      Int32Array.of(0, 1, 2, 3),
     );
-    expect([packed.rowInts[3], packed.rowInts[7]]).toEqual([SAMPLE_GREEDY, SAMPLE_GREEDY | SAMPLE_SKIP]);
+    expect([packed.rowInts[3], packed.rowInts[7], packed.rowInts[11], packed.rowInts[15]]).toEqual([
+      SAMPLE_GREEDY,
+      SAMPLE_GREEDY | (3 << SAMPLE_TOP_SHIFT),
+      SAMPLE_GREEDY | (20 << SAMPLE_TOP_SHIFT),
+      SAMPLE_GREEDY | SAMPLE_SKIP,
+    ]);
     // The host row gets no adjustments: the engine's sampler applies the whole chain to its logits.
-    expect([...packed.adjOffsets]).toEqual([0, 2, 2]);
+    expect([...packed.adjOffsets]).toEqual([0, 2, 4, 6, 6]);
   });
 });

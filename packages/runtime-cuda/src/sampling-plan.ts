@@ -1,4 +1,10 @@
-import { FerrumError, hasPenalties, numOutputTokensOf, type RowSampling } from '@ferrum/types';
+import {
+  FerrumError,
+  hasPenalties,
+  MAX_DEVICE_TOP_LOGPROBS,
+  numOutputTokensOf,
+  type RowSampling,
+} from '@ferrum/types';
 import type { NativeSampling } from './native-addon.js';
 
 /** Row flags shared with native/kernels/kernels.h. */
@@ -7,6 +13,8 @@ export const SAMPLE_PROCESSED_LOGPROBS = 2;
 export const SAMPLE_ALLOWED_ONLY = 4;
 export const SAMPLE_SKIP = 8;
 export const SAMPLE_COUNT_INPUT = 16;
+/** A row's flags hold its number of alternatives (`logprobs` > 0) from this bit on (kernels.h kSampleTopShift). */
+export const SAMPLE_TOP_SHIFT = 8;
 /** Floats a row: temperature, top-p, min-p, repetition, presence and frequency penalties (kernels.h kRowFloats). */
 export const ROW_FLOATS = 6;
 /** The device's token for a row whose every token was masked (kernels.h kNothingToSample). */
@@ -111,9 +119,11 @@ export class SamplingPlanner {
     }
     if (params.logprobsMode === 'processed') flags |= SAMPLE_PROCESSED_LOGPROBS;
     if (params.allowedTokenIds !== null) flags |= SAMPLE_ALLOWED_ONLY;
-    // The engine's sampler finds top alternatives from the row's logits; the device reports the chosen one only.
-    const hostLogits = row.needsHostLogits || (params.logprobs ?? 0) > 0;
+    const numTop = params.logprobs ?? 0;
+    // Past the device's limit the engine's sampler finds the alternatives from the row's logits.
+    const hostLogits = row.needsHostLogits || numTop > MAX_DEVICE_TOP_LOGPROBS;
     if (hostLogits) flags |= SAMPLE_SKIP;
+    else flags |= numTop << SAMPLE_TOP_SHIFT;
     const { rowFloats, rowInts } = this;
     const f = r * ROW_FLOATS;
     rowFloats[f] = params.temperature;

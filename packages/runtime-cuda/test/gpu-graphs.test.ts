@@ -74,6 +74,15 @@ describe.skipIf(!available || models.length === 0)(
             if (r === hostLogitsRow) continue; // not sampled: its logits came back instead
             expect(Math.abs(b.logprobs![r] - a.logprobs![r]), `row ${r}`).toBeLessThanOrEqual(2e-2);
           }
+          expect(b.topLogprobs === undefined).toBe(a.topLogprobs === undefined);
+          if (a.topLogprobs && b.topLogprobs) {
+            expect(Array.from(b.topLogprobs.tokenIds)).toEqual(Array.from(a.topLogprobs.tokenIds));
+            a.topLogprobs.logprobs.forEach((lp, k) => {
+              if (a.topLogprobs!.tokenIds[k] >= 0) {
+                expect(Math.abs(b.topLogprobs!.logprobs[k] - lp)).toBeLessThanOrEqual(2e-2);
+              }
+            });
+          }
           const picked = Array.from(a.tokens);
           if (hostLogitsRow >= 0) {
             expect(Array.from(b.logitsRows!)).toEqual([hostLogitsRow]);
@@ -95,11 +104,14 @@ describe.skipIf(!available || models.length === 0)(
           await run([0, 1, 2], true, { ...penalties, logitBias: { 5: 4, 7: -100 } });
         await run([1, 2], true, { bannedTokenIds: [seqs[1].tokens.at(-1)!, 3] });
         await run([0, 2], true, { allowedTokenIds: [2, 9, 11, 17, 40, 41, 42].filter((id) => id < vocab) });
+        // Top alternatives, raw and processed: found by the sampling kernel, so graph steps too.
+        await run([0, 1, 2], true, { logprobs: 5 });
+        await run([0, 1, 2], true, { logprobs: 3, logprobsMode: 'processed', ...penalties });
         await run([0, 1], true, {}, 1); // a row whose logits go to the host: eager fallback
         await run([0], true); // bucket 1
 
         expect(eager.memory().graphSteps).toBe(0);
-        expect(graphs.memory().graphSteps).toBe(10 + 6 + 4 + 2 + 1);
+        expect(graphs.memory().graphSteps).toBe(10 + 6 + 4 + 2 + 2 + 1);
         // Every bucket (1, 2, 4, 8, 16 for maxBatchSeqs 16) was captured at load; none on eager.
         expect(graphs.memory().graphsCaptured).toBe(5);
         expect(eager.memory().graphsCaptured).toBe(0);

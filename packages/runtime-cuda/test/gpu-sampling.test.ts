@@ -1,7 +1,12 @@
 import type { ModelExecutor, SamplerRow } from '@ferrum/interfaces';
 import { buildBatch, type Golden, range, readGolden, type SeqStep } from '@ferrum/models/testing';
 import { createSampler } from '@ferrum/sampler';
-import { DEFAULT_SAMPLING_PARAMS, type RowSampling, type SamplingParams } from '@ferrum/types';
+import {
+  DEFAULT_SAMPLING_PARAMS,
+  MAX_DEVICE_TOP_LOGPROBS,
+  type RowSampling,
+  type SamplingParams,
+} from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cudaAvailability, loadCuda, tinyModels } from './support.js';
 
@@ -27,6 +32,42 @@ const CASES: Record<string, Partial<SamplingParams>> = {
   processedLogprobs: { temperature: 0.8, topK: 20, logprobsMode: 'processed' },
   // A bias of 1e9 rounds both logits to the same f32: top-k 1 must take the lower id, as the host does.
   tiedTopK1: { temperature: 1, topK: 1, logitBias: { 10: 1e9, 20: 1e9 } },
+};
+
+/** Rows that ask for alternatives, in each logprob mode and through each branch of the device chain. */
+const TOP_CASES: Record<string, Partial<SamplingParams>> = {
+  rawGreedy: { temperature: 0, logprobs: 5 },
+  rawSampled: { temperature: 0.8, topK: 40, logprobs: 20 },
+  // Raw alternatives come from the logits before the mask and penalties.
+  rawAllowedPenalized: {
+    temperature: 0.9,
+    allowedTokenIds: [9, 33, 101],
+    repetitionPenalty: 1.5,
+    logprobs: 4,
+  },
+  processedGreedy: {
+    temperature: 0,
+    repetitionPenalty: 1.8,
+    logitBias: { 3: 5 },
+    logprobs: 3,
+    logprobsMode: 'processed',
+  },
+  processedSampled: { temperature: 0.7, topK: 30, topP: 0.9, logprobs: 20, logprobsMode: 'processed' },
+  // Five tokens have a probability: the list ends after them.
+  processedAllowed: {
+    temperature: 1,
+    allowedTokenIds: [9, 33, 101, 250, 499],
+    logprobs: 10,
+    logprobsMode: 'processed',
+  },
+  // 300 tokens tied at the top (a bias of 1e9 rounds every logit to the same f32): more than the kernel's candidate
+  // list holds, so it takes the exact search, and the 12 lowest ids of the tie.
+  processedTies: {
+    temperature: 0,
+    logitBias: Object.fromEntries(Array.from({ length: 300 }, (_, k) => [100 + k, 1e9])),
+    logprobs: 12,
+    logprobsMode: 'processed',
+  },
 };
 
 describe.skipIf(!available || !model)(
@@ -70,6 +111,43 @@ describe.skipIf(!available || !model)(
       // Float rounding may move a draw across a boundary on rare rows; anything systematic shows here.
       const deterministic = partial.temperature === 0 || partial.topK === 1;
       expect(agree / total).toBeGreaterThanOrEqual(deterministic ? 1 : 0.95);
+    });
+
+    it.each(Object.entries(TOP_CASES))(
+      'lists the top logprobs @ferrum/sampler lists: %s',
+      async (_name, partial) => {
+        const vocab = golden.config.vocabSize;
+        const { logits } = await executor.forward(buildBatch(steps));
+        for (let seed = 0; seed < 4; seed++) {
+          const rows = steps.map((step, i) => rowFor(partial, seed * 7919 + i, step.tokens, seed % 6));
+          const device = await executor.forward(buildBatch(steps, (i) => rows[i]));
+          const host = createSampler().sample(
+            Float32Array.from(logits!),
+            vocab,
+            rows.map(toSamplerRow(golden.config.eosTokenIds)),
+          );
+          const found = device.topLogprobs!;
+          for (let r = 0; r < rows.length; r++) {
+            const expected = host.topLogprobs[r]!;
+            const width = MAX_DEVICE_TOP_LOGPROBS;
+            const ids = Array.from(found.tokenIds.subarray(r * width, r * width + partial.logprobs!));
+            const listed = ids.indexOf(-1) < 0 ? ids.length : ids.indexOf(-1);
+            expect(ids.slice(0, listed), `seed ${seed} row ${r}`).toEqual(expected.map((e) => e.tokenId));
+            expected.forEach((e, k) => {
+              expect(found.logprobs[r * width + k], `seed ${seed} row ${r} entry ${k}`).toBeCloseTo(
+                e.logprob,
+                3,
+              );
+            });
+          }
+        }
+      },
+    );
+
+    it('returns no alternatives when no row asks for them', async () => {
+      const rows = steps.map((step, i) => rowFor({ temperature: 0 }, i, step.tokens, 0));
+      const result = await executor.forward(buildBatch(steps, (i) => rows[i]));
+      expect(result.topLogprobs).toBeUndefined();
     });
 
     it('returns host logits for rows that ask for them and samples the others', async () => {

@@ -1,6 +1,5 @@
 import type { DType, ModelConfig } from './model-config.js';
 
-/** Sampling operations a runtime can run on its device. */
 /** Every step of the built-in sampling chain, for a backend that runs all of it on its device. */
 export const DEVICE_SAMPLING_OPS = [
   'greedy',
@@ -11,12 +10,17 @@ export const DEVICE_SAMPLING_OPS = [
   'penalties',
   'logit_bias',
   'logprobs',
+  'top_logprobs',
 ] as const;
+
+/** The most alternatives (`logprobs: n`) a backend listing `top_logprobs` finds on its device; OpenAI's limit. */
+export const MAX_DEVICE_TOP_LOGPROBS = 20;
 
 /**
  * A step of the built-in sampling chain a backend can run on its device. `logprobs` is the sampled token's
- * log-probability (`logprobs: 0`); the `n` most likely alternatives (`logprobs: n > 0`) take the row's logits to
- * the host.
+ * log-probability (`logprobs: 0`); `top_logprobs` the `n` most likely alternatives too (`logprobs: n`, up to
+ * {@link MAX_DEVICE_TOP_LOGPROBS}, returned in `ForwardResult.topLogprobs`). Without it, or past that limit,
+ * a row asking for alternatives takes its logits to the host.
  */
 export type DeviceSamplingOp = (typeof DEVICE_SAMPLING_OPS)[number];
 

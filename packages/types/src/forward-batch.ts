@@ -76,6 +76,13 @@ export interface ForwardResult {
   readonly logits?: Float32Array;
   /** Row indices (into the S sampled rows) that `logits` holds, in order. */
   readonly logitsRows?: Int32Array;
+  /**
+   * The alternatives found on the runtime (`top_logprobs`), present when a row sampled there asked for some: S ×
+   * MAX_DEVICE_TOP_LOGPROBS entries, row i's at `i × MAX_DEVICE_TOP_LOGPROBS`, best first (larger logprob, then
+   * lower id), in the row's `logprobsMode`. A row holds its `params.logprobs` entries, or fewer where fewer tokens
+   * have a probability, and token id -1 ends a shorter list. Rows that asked for none are undefined.
+   */
+  readonly topLogprobs?: { readonly tokenIds: Int32Array; readonly logprobs: Float32Array };
 }
 
 /**

@@ -3,6 +3,7 @@ export {
   DEVICE_SAMPLING_OPS,
   type DeviceSamplingOp,
   type LoadFormat,
+  MAX_DEVICE_TOP_LOGPROBS,
   type ModelInfo,
   type ModelLoadSpec,
   unavailableCapabilities,

@@ -153,6 +153,10 @@ struct SamplingArgs {
   const int* inputTokens;    // [T] each batch row's input token, as the embedding read it
   int* outTokens;            // [S]; -1 for skipped rows, kNothingToSample when every token was masked
   float* outLogprobs;        // [S]
+  // [S][kMaxTopLogprobs]: the alternatives of rows whose flags ask for some (flags >> kSampleTopShift), best first,
+  // in the row's logprob mode; id -1 ends a shorter list. Other rows' entries are left as they were.
+  int* outTopIds;
+  float* outTopLogprobs;
   int greedySplits;          // blocks a plain greedy row's scan is cut into, 1..kMaxGreedySplits
   float* greedyPartials;     // [S][kMaxGreedySplits][3] scratch: each block's max, sum and argmax (int bits)
   unsigned* greedyTickets;   // [S] blocks of the row done; zero between launches (the last block resets it)
@@ -166,6 +170,8 @@ constexpr int kSampleProcessedLogprobs = 2;
 constexpr int kSampleAllowedOnly = 4;
 constexpr int kSampleSkip = 8;
 constexpr int kSampleCountInput = 16;
+constexpr int kSampleTopShift = 8;  // flags >> kSampleTopShift: the row's number of alternatives (0 for none)
+constexpr int kMaxTopLogprobs = 20;
 constexpr int kAdjRepetition = 1;
 constexpr int kAdjBanned = 2;
 constexpr int kAdjInOutput = 4;  // the id is among the outputs the host counted (presence already charged)

@@ -7,6 +7,8 @@
 //   top-p (keep a token iff the kept mass of strictly larger logits is < topP × kept mass), then an
 //   inverse-CDF draw in ascending id order with u = seededUniform(seed, step).
 // Thresholds are found by bitwise search over order-preserving 32-bit keys of the logits, so nothing is sorted.
+// A row that asks for alternatives lists them (sampling-top.cuh) from the raw logits before the adjustments, or
+// from the distribution it was drawn from (processed: after them, truncation and temperature included).
 #include <algorithm>
 #include <climits>
 #include <cub/block/block_scan.cuh>
@@ -14,11 +16,16 @@
 #include "../cuda-check.h"
 #include "kernels.h"
 #include "launch.cuh"
+#include "sampling-block.cuh"
+#include "sampling-top.cuh"
 
 namespace ferrum {
 namespace {
 
-constexpr int kThreads = 1024;
+using sampling::blockReduce;
+using sampling::kThreads;
+using sampling::orderedKey;
+using sampling::Sum;
 
 /** @ferrum/sampler's seededUniform: the `counter`-th output of SplitMix64 seeded with `seed`. */
 __device__ __forceinline__ double seededUniform(uint32_t seed, uint32_t counter) {
@@ -29,31 +36,6 @@ __device__ __forceinline__ double seededUniform(uint32_t seed, uint32_t counter)
   return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
-/** Monotone map of floats to uint32 (-inf is the smallest finite-or-infinite key). */
-__device__ __forceinline__ uint32_t orderedKey(float v) {
-  const uint32_t bits = __float_as_uint(v);
-  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-}
-
-template <typename T, typename Op>
-__device__ T blockReduce(T v, Op op, T* scratch) {
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  __syncthreads();
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = scratch[lane];  // kThreads / 32 == 32 warps, so every lane has an entry
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
-}
-
-struct Sum {
-  template <typename T>
-  __device__ T operator()(T a, T b) const { return a + b; }
-};
 struct Max {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
@@ -63,6 +45,9 @@ struct MaxInt {
 struct MinInt {
   __device__ int operator()(int a, int b) const { return min(a, b); }
 };
+
+/** Below this exp() is 0 in double precision (ln of the smallest subnormal double). */
+constexpr float kDoubleExpUnderflow = -745.13f;
 
 struct Row {
   float* logits;
@@ -241,6 +226,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   __shared__ float rawChosen;
   __shared__ bool countedListed;  // the counted input token has an entry in the row's list
   __shared__ float countedRaw;    // else its raw logit
+  __shared__ sampling::TopScratch topScratch;
   beginDependentWork();
 
   const int r = blockIdx.x;
@@ -255,7 +241,9 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
     return;
   }
   const int adjBegin = a.adjOffsets[r], adjEnd = a.adjOffsets[r + 1];
-  if ((flags & kSampleGreedy) && !(flags & (kSampleAllowedOnly | kSampleCountInput)) && adjBegin == adjEnd) {
+  const int numTop = min(flags >> kSampleTopShift, kMaxTopLogprobs);
+  if ((flags & kSampleGreedy) && !(flags & (kSampleAllowedOnly | kSampleCountInput)) && adjBegin == adjEnd &&
+      numTop == 0) {
     return sampleGreedyPlain(a, row, r, floatScratch, intScratch, sumScratch);
   }
   if (blockIdx.y != 0) return;  // the rest of the chain runs in one block a row
@@ -267,7 +255,20 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   const float rawMax = blockReduce(localMax, Max(), floatScratch);
   float localSum = 0.f;
   for (int i = threadIdx.x; i < V; i += kThreads) localSum += __expf(row[i] - rawMax);
-  const float rawLse = rawMax + logf(blockReduce(localSum, Sum(), floatScratch));
+  const float rawLogSum = logf(blockReduce(localSum, Sum(), floatScratch));
+  const bool processed = (flags & kSampleProcessedLogprobs) != 0;
+  // The row's alternatives (numTop of them) go to these; addresses recomputed where used keep registers free.
+  const auto listTop = [&](auto keyOf, auto logprobOf) {
+    const size_t at = static_cast<size_t>(r) * kMaxTopLogprobs;
+    sampling::selectTop(row, V, min(flags >> kSampleTopShift, kMaxTopLogprobs), keyOf, logprobOf, a.outTopIds + at,
+                        a.outTopLogprobs + at, topScratch, intScratch);
+  };
+  // Logprobs as (l - max) - log Σ: l - (max + log Σ) loses log Σ where max is large (a bias of 1e9). The chosen
+  // token's takes the same expression as its entry in the list, so the two are the same value.
+  const auto rawLogprob = [rawMax, rawLogSum](float l) { return (l - rawMax) - rawLogSum; };
+  // Every finite logit may be listed (raw rows, and greedy rows' processed ones).
+  const auto finiteKey = [](float l) { return l > -INFINITY ? orderedKey(l) : 0u; };
+  if (numTop > 0 && !processed) listTop(finiteKey, rawLogprob);
 
   // Sparse adjustments; ids within a row are unique, so threads never touch the same logit. A counted input token
   // (kSampleCountInput) is one more output: the repetition penalty, the frequency penalty once more, and the
@@ -331,7 +332,6 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
     return;
   }
 
-  const bool processed = (flags & kSampleProcessedLogprobs) != 0;
   int token;
   float logprob;
   if (flags & kSampleGreedy) {
@@ -346,6 +346,10 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
       sum = blockReduce(sum, Sum(), floatScratch);
     }
     logprob = processed ? -logf(sum) : 0.f;  // raw is filled in below
+    if (numTop > 0 && processed) {
+      const float logSum = logf(sum);
+      listTop(finiteKey, [max, logSum](float l) { return (l - max) - logSum; });
+    }
   } else {
     Row rr{row, V, 1.f / floats[0], max, 0u, 0u, floats[2]};
     const int topK = a.rowInts[r * 4 + 0];
@@ -393,7 +397,16 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
     __syncthreads();
     token = chosen;
     if (token < 0) token = blockReduce(lastPositive, MaxInt(), intScratch);  // u × total rounded up to total
-    logprob = processed ? (row[token] - max) * rr.invTemperature - static_cast<float>(log(total)) : 0.f;
+    const float logTotal = static_cast<float>(log(total));
+    logprob = processed ? (row[token] - max) * rr.invTemperature - logTotal : 0.f;
+    if (numTop > 0 && processed) {
+      // The kept tokens, less those whose weight @ferrum/sampler's double precision rounds to 0 (it drops them).
+      const auto keptKey = [rr](float l) {
+        float w;
+        return rr.kept(l, &w) && (l - rr.max) * rr.invTemperature > kDoubleExpUnderflow ? orderedKey(l) : 0u;
+      };
+      listTop(keptKey, [rr, logTotal](float l) { return (l - rr.max) * rr.invTemperature - logTotal; });
+    }
   }
 
   // The raw logit of the chosen token: saved by the adjustment pass if it was adjusted.
@@ -405,7 +418,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   __syncthreads();
   if (threadIdx.x == 0) {
     a.outTokens[r] = token;
-    a.outLogprobs[r] = processed ? logprob : rawChosen - rawLse;
+    a.outLogprobs[r] = processed ? logprob : rawLogprob(rawChosen);
   }
 }
 

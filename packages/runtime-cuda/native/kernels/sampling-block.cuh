@@ -1,0 +1,68 @@
+// What the sampling kernel (sampling.cu) and its top-logprobs selection (sampling-top.cuh) share: the block size,
+// an order-preserving key of a float, and block-wide reductions.
+#pragma once
+
+#include <cstdint>
+
+namespace ferrum {
+namespace sampling {
+
+/** Threads of a sampling block: 32 warps, so a reduction's second round gives every lane one warp's value. */
+constexpr int kThreads = 1024;
+
+/** Monotone map of floats to uint32 (-inf is the smallest finite-or-infinite key). */
+__device__ __forceinline__ uint32_t orderedKey(float v) {
+  const uint32_t bits = __float_as_uint(v);
+  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
+
+/** `op` over the block's values, returned to every thread; `scratch` holds 32 entries. */
+template <typename T, typename Op>
+__device__ T blockReduce(T v, Op op, T* scratch) {
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = scratch[lane];  // kThreads / 32 == 32 warps, so every lane has an entry
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+struct Sum {
+  template <typename T>
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+
+/** The block's exclusive prefix sum of `v` in thread order; `*total` gets the whole sum. `scratch`: 32 entries. */
+__device__ __forceinline__ int blockExclusiveSum(int v, int* scratch, int* total) {
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  int inclusive = v;
+#pragma unroll
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    const int below = __shfl_up_sync(0xffffffffu, inclusive, offset);
+    if (lane >= offset) inclusive += below;
+  }
+  __syncthreads();
+  if (lane == 31) scratch[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    int warps = scratch[lane];
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+      const int below = __shfl_up_sync(0xffffffffu, warps, offset);
+      if (lane >= offset) warps += below;
+    }
+    scratch[lane] = warps;
+  }
+  __syncthreads();
+  *total = scratch[31];
+  return inclusive - v + (warp > 0 ? scratch[warp - 1] : 0);
+}
+
+}  // namespace sampling
+}  // namespace ferrum
