@@ -257,7 +257,8 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   for (int i = threadIdx.x; i < V; i += kThreads) localSum += __expf(row[i] - rawMax);
   const float rawLogSum = logf(blockReduce(localSum, Sum(), floatScratch));
   const bool processed = (flags & kSampleProcessedLogprobs) != 0;
-  // The row's alternatives (numTop of them) go to these; addresses recomputed where used keep registers free.
+  // Lists the row's alternatives (sampling-top.cuh). Their count and addresses are recomputed in each call rather
+  // than held across the chain, which keeps registers free.
   const auto listTop = [&](auto keyOf, auto logprobOf) {
     const size_t at = static_cast<size_t>(r) * kMaxTopLogprobs;
     sampling::selectTop(row, V, min(flags >> kSampleTopShift, kMaxTopLogprobs), keyOf, logprobOf, a.outTopIds + at,
