@@ -87,19 +87,24 @@ describe.skipIf(!available || !model)(
     });
     afterAll(() => executor?.dispose());
 
+    /** Seed `seed`'s rows of `partial`, sampled on the device and by @ferrum/sampler from the same logits. */
+    async function sampleBoth(partial: Partial<SamplingParams>, seed: number, logits: Float32Array) {
+      const rows = steps.map((step, i) => rowFor(partial, seed * 7919 + i, step.tokens, seed % 6));
+      const device = await executor.forward(buildBatch(steps, (i) => rows[i]));
+      const host = createSampler().sample(
+        Float32Array.from(logits),
+        golden.config.vocabSize,
+        rows.map(toSamplerRow(golden.config.eosTokenIds)),
+      );
+      return { rows, device, host };
+    }
+
     it.each(Object.entries(CASES))('%s', async (_name, partial) => {
-      const vocab = golden.config.vocabSize;
       const { logits } = await executor.forward(buildBatch(steps));
       let agree = 0;
       let total = 0;
       for (let seed = 0; seed < 16; seed++) {
-        const rows = steps.map((step, i) => rowFor(partial, seed * 7919 + i, step.tokens, seed % 6));
-        const device = await executor.forward(buildBatch(steps, (i) => rows[i]));
-        const host = createSampler().sample(
-          Float32Array.from(logits!),
-          vocab,
-          rows.map(toSamplerRow(golden.config.eosTokenIds)),
-        );
+        const { rows, device, host } = await sampleBoth(partial, seed, logits!);
         for (let r = 0; r < rows.length; r++) {
           total++;
           if (device.tokens[r] === host.tokenIds[r]) {
@@ -116,16 +121,9 @@ describe.skipIf(!available || !model)(
     it.each(Object.entries(TOP_CASES))(
       'lists the top logprobs @ferrum/sampler lists: %s',
       async (_name, partial) => {
-        const vocab = golden.config.vocabSize;
         const { logits } = await executor.forward(buildBatch(steps));
         for (let seed = 0; seed < 4; seed++) {
-          const rows = steps.map((step, i) => rowFor(partial, seed * 7919 + i, step.tokens, seed % 6));
-          const device = await executor.forward(buildBatch(steps, (i) => rows[i]));
-          const host = createSampler().sample(
-            Float32Array.from(logits!),
-            vocab,
-            rows.map(toSamplerRow(golden.config.eosTokenIds)),
-          );
+          const { rows, device, host } = await sampleBoth(partial, seed, logits!);
           const found = device.topLogprobs!;
           for (let r = 0; r < rows.length; r++) {
             const expected = host.topLogprobs[r]!;
