@@ -32,6 +32,8 @@ const CASES: Record<string, Partial<SamplingParams>> = {
   processedLogprobs: { temperature: 0.8, topK: 20, logprobsMode: 'processed' },
   // A bias of 1e9 rounds both logits to the same f32: top-k 1 must take the lower id, as the host does.
   tiedTopK1: { temperature: 1, topK: 1, logitBias: { 10: 1e9, 20: 1e9 } },
+  // The same with processed logprobs (the device's sampling branch): the lower id alone, of probability 1.
+  tiedTopK1Processed: { temperature: 1, topK: 1, logitBias: { 10: 1e9, 20: 1e9 }, logprobsMode: 'processed' },
 };
 
 /** Rows that ask for alternatives, in each logprob mode and through each branch of the device chain. */
@@ -58,6 +60,14 @@ const TOP_CASES: Record<string, Partial<SamplingParams>> = {
     temperature: 1,
     allowedTokenIds: [9, 33, 101, 250, 499],
     logprobs: 10,
+    logprobsMode: 'processed',
+  },
+  // Top-k 1 keeps the first of two tied maxima alone: a list of one.
+  processedTiedTopK1: {
+    temperature: 1,
+    topK: 1,
+    logitBias: { 10: 1e9, 20: 1e9 },
+    logprobs: 3,
     logprobsMode: 'processed',
   },
   // 300 tokens tied at the top (a bias of 1e9 rounds every logit to the same f32): more than the kernel's candidate

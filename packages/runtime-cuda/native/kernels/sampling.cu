@@ -335,12 +335,17 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
 
   int token;
   float logprob;
-  if (flags & kSampleGreedy) {
+  // The lowest id among the maxima: the greedy pick, and the one token @ferrum/sampler's top-k 1 keeps.
+  const auto firstMax = [&] {
     int localArg = V;
     for (int i = threadIdx.x; i < V; i += kThreads) {
       if (row[i] == max) localArg = min(localArg, i);
     }
-    token = blockReduce(localArg, MinInt(), intScratch);
+    return blockReduce(localArg, MinInt(), intScratch);
+  };
+  const int topK = a.rowInts[r * 4 + 0];
+  if (flags & kSampleGreedy) {
+    token = firstMax();
     float sum = 0.f;
     if (processed) {
       for (int i = threadIdx.x; i < V; i += kThreads) sum += __expf(row[i] - max);
@@ -351,9 +356,21 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
       const float logSum = logf(sum);
       listTop(finiteKey, [max, logSum](float l) { return (l - max) - logSum; });
     }
+  } else if (topK == 1) {
+    // Top-k 1 with processed logprobs (the planner makes other top-k 1 rows greedy): the first maximum alone, of
+    // probability 1, even where other tokens tie with it.
+    token = firstMax();
+    logprob = 0.f;
+    if (numTop > 0 && processed) {
+      float* top = a.outTopLogprobs + static_cast<size_t>(r) * kMaxTopLogprobs;
+      int* ids = a.outTopIds + static_cast<size_t>(r) * kMaxTopLogprobs;
+      for (int k = threadIdx.x; k < numTop; k += kThreads) {
+        ids[k] = k == 0 ? token : -1;
+        top[k] = k == 0 ? 0.f : NAN;
+      }
+    }
   } else {
     Row rr{row, V, 1.f / floats[0], max, 0u, 0u, floats[2]};
-    const int topK = a.rowInts[r * 4 + 0];
     if (topK > 0 && topK < V) rr.topKKey = topKKey(row, V, topK, intScratch);
     const float topP = floats[1];
     if (topP < 1.f) {
