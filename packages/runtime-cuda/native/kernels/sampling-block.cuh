@@ -16,6 +16,11 @@ __device__ __forceinline__ uint32_t orderedKey(float v) {
   return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
 }
 
+/** The float whose orderedKey is `key`. */
+__device__ __forceinline__ float keyValue(uint32_t key) {
+  return __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
+}
+
 /** `op` over the block's values, returned to every thread; `scratch` holds 32 entries. */
 template <typename T, typename Op>
 __device__ T blockReduce(T v, Op op, T* scratch) {
@@ -38,30 +43,31 @@ struct Sum {
 };
 
 /** The block's exclusive prefix sum of `v` in thread order; `*total` gets the whole sum. `scratch`: 32 entries. */
-__device__ __forceinline__ int blockExclusiveSum(int v, int* scratch, int* total) {
+template <typename T>
+__device__ __forceinline__ T blockExclusiveSum(T v, T* scratch, T* total) {
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
-  int inclusive = v;
+  T inclusive = v;
 #pragma unroll
   for (int offset = 1; offset < 32; offset <<= 1) {
-    const int below = __shfl_up_sync(0xffffffffu, inclusive, offset);
+    const T below = __shfl_up_sync(0xffffffffu, inclusive, offset);
     if (lane >= offset) inclusive += below;
   }
   __syncthreads();
   if (lane == 31) scratch[warp] = inclusive;
   __syncthreads();
   if (warp == 0) {
-    int warps = scratch[lane];
+    T warps = scratch[lane];
 #pragma unroll
     for (int offset = 1; offset < 32; offset <<= 1) {
-      const int below = __shfl_up_sync(0xffffffffu, warps, offset);
+      const T below = __shfl_up_sync(0xffffffffu, warps, offset);
       if (lane >= offset) warps += below;
     }
     scratch[lane] = warps;
   }
   __syncthreads();
   *total = scratch[31];
-  return inclusive - v + (warp > 0 ? scratch[warp - 1] : 0);
+  return inclusive - v + (warp > 0 ? scratch[warp - 1] : T(0));
 }
 
 }  // namespace sampling

@@ -27,21 +27,36 @@ struct TopScratch {
   int count;  // offered so far, also past kTopCandidates
 };
 
-// Lists (key, id) where `take` holds, one shared atomic a warp; past kTopCandidates it only counts. Every lane of
-// the warp calls it.
-__device__ __forceinline__ void offerCandidate(TopScratch& s, bool take, uint32_t key, int id) {
+// Appends key (and id, where `ids` is not null) to a shared list where `take` holds, one shared atomic a warp;
+// past `capacity` it only counts. Every lane of the warp calls it.
+__device__ __forceinline__ void offerCandidate(uint32_t* keys, int* ids, int* count, int capacity, bool take,
+                                               uint32_t key, int id) {
   const unsigned mask = __ballot_sync(0xffffffffu, take);
   if (mask == 0) return;
   const int lane = threadIdx.x & 31;
   const int leader = __ffs(mask) - 1;
   int base = 0;
-  if (lane == leader) base = atomicAdd(&s.count, __popc(mask));
+  if (lane == leader) base = atomicAdd(count, __popc(mask));
   base = __shfl_sync(0xffffffffu, base, leader);
   const int at = base + __popc(mask & ((1u << lane) - 1u));
-  if (take && at < kTopCandidates) {
-    s.keys[at] = key;
-    s.ids[at] = id;
+  if (take && at < capacity) {
+    keys[at] = key;
+    if (ids != nullptr) ids[at] = id;
   }
+}
+
+/**
+ * The n-th largest of the threads' `best` keys (0 where fewer than n threads hold one above 0), by bitwise search
+ * with one block-wide count a bit. The n best threads' keys belong to n distinct tokens, so at least n tokens
+ * have a key at or above it, and the n-th largest key of the row is at least it.
+ */
+__device__ __forceinline__ uint32_t nthBestOfThreads(uint32_t best, int n) {
+  uint32_t floor = 0;
+  for (int bit = 31; bit >= 0; bit--) {
+    const uint32_t candidate = floor | (1u << bit);
+    if (__syncthreads_count(best >= candidate) >= n) floor = candidate;
+  }
+  return floor;
 }
 
 /**
@@ -54,19 +69,14 @@ __device__ __noinline__ void selectTop(const float* row, int vocab, int n, KeyOf
                           float* logprobs, TopScratch& s, int* intScratch) {
   uint32_t best = 0;
   for (int i = threadIdx.x; i < vocab; i += kThreads) best = max(best, keyOf(row[i]));
-  uint32_t floor = 0;
-  for (int bit = 31; bit >= 0; bit--) {
-    const uint32_t candidate = floor | (1u << bit);
-    if (__syncthreads_count(best >= candidate) >= n) floor = candidate;
-  }
-  floor = max(floor, 1u);  // fewer than n threads hold a listable token: list them all
+  const uint32_t floor = max(nthBestOfThreads(best, n), 1u);  // 1: fewer than n threads hold one, list them all
   if (threadIdx.x == 0) s.count = 0;
   __syncthreads();
   // Whole warps iterate together (offerCandidate's ballot).
   for (int base = 0; base < vocab; base += kThreads) {
     const int i = base + threadIdx.x;
     const uint32_t key = i < vocab ? keyOf(row[i]) : 0u;
-    offerCandidate(s, key >= floor, key, i);
+    offerCandidate(s.keys, s.ids, &s.count, kTopCandidates, key >= floor, key, i);
   }
   __syncthreads();
   if (s.count > kTopCandidates) {
@@ -84,7 +94,7 @@ __device__ __noinline__ void selectTop(const float* row, int vocab, int n, KeyOf
     for (int base = 0; base < vocab; base += kThreads) {
       const int i = base + threadIdx.x;
       const uint32_t key = i < vocab ? keyOf(row[i]) : 0u;
-      offerCandidate(s, key > nth, key, i);  // fewer than n
+      offerCandidate(s.keys, s.ids, &s.count, kTopCandidates, key > nth, key, i);  // fewer than n
     }
     __syncthreads();
     if (nth > 0) {
@@ -96,7 +106,7 @@ __device__ __noinline__ void selectTop(const float* row, int vocab, int n, KeyOf
       int ties = 0;
       for (int i = lo; i < hi; i++) ties += keyOf(row[i]) == nth;
       int total = 0;
-      int rank = blockExclusiveSum(ties, intScratch, &total);
+      int rank = blockExclusiveSum<int>(ties, intScratch, &total);
       for (int i = lo; i < hi && rank < need; i++) {
         if (keyOf(row[i]) == nth) {
           s.keys[above + rank] = nth;

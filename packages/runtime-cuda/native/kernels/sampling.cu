@@ -6,7 +6,8 @@
 //   temperature, min-p (w = exp((l - max) / T) >= minP), top-k (l >= the k-th largest logit, ties kept),
 //   top-p (keep a token iff the kept mass of strictly larger logits is < topP × kept mass), then an
 //   inverse-CDF draw in ascending id order with u = seededUniform(seed, step).
-// Thresholds are found by bitwise search over order-preserving 32-bit keys of the logits, so nothing is sorted.
+// Thresholds are keys (order-preserving 32-bit maps of the logits) found from a short sorted candidate list, or by
+// bitwise search over the row where the list does not hold them (sampling-truncation.cuh).
 // A row that asks for alternatives lists them (sampling-top.cuh) from the raw logits before the adjustments, or
 // from the distribution it was drawn from (processed: after them, truncation and temperature included).
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "launch.cuh"
 #include "sampling-block.cuh"
 #include "sampling-top.cuh"
+#include "sampling-truncation.cuh"
 
 namespace ferrum {
 namespace {
@@ -25,6 +27,7 @@ namespace {
 using sampling::blockReduce;
 using sampling::kThreads;
 using sampling::orderedKey;
+using sampling::Row;
 using sampling::Sum;
 
 /** @ferrum/sampler's seededUniform: the `counter`-th output of SplitMix64 seeded with `seed`. */
@@ -49,23 +52,6 @@ struct MinInt {
 /** Below this exp() is 0 in double precision (ln of the smallest subnormal double). */
 constexpr float kDoubleExpUnderflow = -745.13f;
 
-struct Row {
-  float* logits;
-  int vocab;
-  float invTemperature;
-  float max;
-  uint32_t topKKey;
-  uint32_t topPKey;
-  float minP;
-  __device__ bool kept(float l, float* weight) const {
-    if (!(l > -INFINITY)) return false;
-    const uint32_t key = orderedKey(l);
-    if (key < topKKey || key < topPKey) return false;
-    *weight = expf((l - max) * invTemperature);
-    return *weight >= minP;
-  }
-};
-
 __device__ bool isAllowed(const int* ids, int count, int id) {
   int lo = 0, hi = count;
   while (lo < hi) {
@@ -73,33 +59,6 @@ __device__ bool isAllowed(const int* ids, int count, int id) {
     if (ids[mid] < id) lo = mid + 1; else hi = mid;
   }
   return lo < count && ids[lo] == id;
-}
-
-/** The k-th largest key among finite logits (count(key >= result) >= k, maximal). */
-__device__ uint32_t topKKey(const float* row, int vocab, int k, int* intScratch) {
-  uint32_t tau = 0;
-  for (int bit = 31; bit >= 0; bit--) {
-    const uint32_t candidate = tau | (1u << bit);
-    int count = 0;
-    for (int i = threadIdx.x; i < vocab; i += kThreads) count += (row[i] > -INFINITY && orderedKey(row[i]) >= candidate);
-    if (blockReduce(count, Sum(), intScratch) >= k) tau = candidate;
-  }
-  return tau;
-}
-
-/** Smallest key to keep for top-p: largest tau whose strictly-larger kept mass is >= target, plus one. */
-__device__ uint32_t topPKey(const Row& r, float target, float* floatScratch) {
-  uint32_t tau = 0;
-  for (int bit = 31; bit >= 0; bit--) {
-    const uint32_t candidate = tau | (1u << bit);
-    float mass = 0.f;
-    for (int i = threadIdx.x; i < r.vocab; i += kThreads) {
-      float w;
-      if (r.kept(r.logits[i], &w) && orderedKey(r.logits[i]) > candidate) mass += w;
-    }
-    if (blockReduce(mass, Sum(), floatScratch) >= target) tau = candidate;
-  }
-  return tau + 1;
 }
 
 // Running (max, sum of exp(l - max), lowest id of the max) over a row: the greedy pick and its log-softmax in
@@ -227,6 +186,8 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   __shared__ bool countedListed;  // the counted input token has an entry in the row's list
   __shared__ float countedRaw;    // else its raw logit
   __shared__ sampling::TopScratch topScratch;
+  __shared__ sampling::TruncationScratch truncation;
+  __shared__ double doubleScratch[32];
   beginDependentWork();
 
   const int r = blockIdx.x;
@@ -371,15 +332,22 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
     }
   } else {
     Row rr{row, V, 1.f / floats[0], max, 0u, 0u, floats[2]};
-    if (topK > 0 && topK < V) rr.topKKey = topKKey(row, V, topK, intScratch);
     const float topP = floats[1];
-    if (topP < 1.f) {
+    const bool cutK = topK > 0 && topK < V, cutP = topP < 1.f;
+    const bool listed = (cutK && topK <= kThreads) || (!cutK && cutP)
+                            ? sampling::sortedCandidates(row, V, cutK ? topK : sampling::kNucleusCandidates, truncation)
+                            : false;
+    if (cutK) rr.topKKey = listed ? truncation.keys[topK - 1] : sampling::topKKey(row, V, topK, intScratch);
+    if (cutP) {
       float mass = 0.f;
       for (int i = threadIdx.x; i < V; i += kThreads) {
         float w;
         if (rr.kept(row[i], &w)) mass += w;
       }
-      rr.topPKey = topPKey(rr, topP * blockReduce(mass, Sum(), floatScratch), floatScratch);
+      const float target = topP * blockReduce(mass, Sum(), floatScratch);
+      uint32_t key;
+      const bool found = listed && sampling::topPKeyFromCandidates(rr, truncation, target, doubleScratch, &key);
+      rr.topPKey = found ? key : sampling::topPKey(rr, target, floatScratch);
     }
     // Inverse CDF in ascending id order: each thread owns one contiguous chunk of the vocabulary.
     const int chunk = (V + kThreads - 1) / kThreads;
