@@ -19,8 +19,9 @@ interface Samples {
 /**
  * A stand-in for a GPU runtime with device sampling, on the CPU runtime: every built-in row is sampled "on
  * the device" (here, `@ferrum/sampler` over the CPU runtime's logits), with up to MAX_DEVICE_TOP_LOGPROBS
- * alternatives; rows with `needsHostLogits` or more alternatives return logits. It behaves as the CUDA runtime's contract says: each row's sampling is read when `forward()` is
- * called (a copy of its outputs, so a step launched before its placeholders are known sees exactly that),
+ * alternatives; rows with `needsHostLogits` or more alternatives return logits. It behaves as the CUDA
+ * runtime's contract says: each row's sampling is read when `forward()` is called (a copy of its outputs, so a
+ * step launched before its placeholders are known sees exactly that),
  * forwards run in call order, `previousTokens` rows take the previous forward's device samples, and a
  * forward with host-logit rows called while another runs is refused. With `previousTokenPenalties` it says so
  * in its capabilities, and a `previousTokens` row with penalties counts the token it takes as its newest output

@@ -1,6 +1,7 @@
 // Top logprobs through the engine on the CUDA runtime, which finds the n most likely alternatives on the device
-// (its sampling kernel; runtime-cuda's gpu-sampling test checks them against @ferrum/sampler's). Reference: transformers' logits at each golden prompt's last position (golden.safetensors),
-// which give the first token's alternatives; later tokens' lists are checked for shape and order.
+// (its sampling kernel; runtime-cuda's gpu-sampling test checks them against @ferrum/sampler's). Reference:
+// transformers' logits at each golden prompt's last position (golden.safetensors), which give the first token's
+// alternatives; later tokens' lists are checked for shape and order.
 import { createEngine } from '@ferrum/engine';
 import { readGolden } from '@ferrum/models/testing';
 import { createCudaBackend } from '@ferrum/runtime-cuda';

@@ -1,7 +1,8 @@
-// What the sampling kernel (sampling.cu) and its top-logprobs selection (sampling-top.cuh) share: the block size,
-// an order-preserving key of a float, and block-wide reductions.
+// What the sampling kernel (sampling.cu) and its helpers (sampling-top.cuh, sampling-truncation.cuh) share: the
+// block size, order-preserving keys of floats, and block-wide reductions.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace ferrum {
@@ -15,6 +16,11 @@ __device__ __forceinline__ uint32_t orderedKey(float v) {
   const uint32_t bits = __float_as_uint(v);
   return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
 }
+
+/** orderedKey of a finite logit, 0 for -inf (and NaN): the key of any token a list may hold. */
+struct FiniteKey {
+  __device__ uint32_t operator()(float l) const { return l > -INFINITY ? orderedKey(l) : 0u; }
+};
 
 /** The float whose orderedKey is `key`. */
 __device__ __forceinline__ float keyValue(uint32_t key) {

@@ -8,6 +8,7 @@
 //   3. If they overflow the list (many tokens tied at the top), the block finds the exact n-th key by bitwise
 //      search instead, lists the fewer than n tokens above it, and fills up with the lowest ids of the tokens at it.
 //   4. Each listed token's place is the number of listed tokens that rank before it.
+// Steps 1 and 2 (listAtOrAboveFloor) also give sampling-truncation.cuh its candidates.
 #pragma once
 
 #include <cmath>
@@ -60,6 +61,29 @@ __device__ __forceinline__ uint32_t nthBestOfThreads(uint32_t best, int n) {
 }
 
 /**
+ * Lists in `keys` (and `ids`, where not null) the tokens whose keyOf(logit) is at or above the n-th best of the
+ * threads' best keys, or every listable one where fewer than n threads hold one. Returns how many there are; past
+ * `capacity` they are counted, not listed. Every thread of the block calls it.
+ */
+template <typename KeyOf>
+__device__ __forceinline__ int listAtOrAboveFloor(const float* row, int vocab, int n, KeyOf keyOf, uint32_t* keys,
+                                                  int* ids, int* count, int capacity) {
+  uint32_t best = 0;
+  for (int i = threadIdx.x; i < vocab; i += kThreads) best = max(best, keyOf(row[i]));
+  const uint32_t floor = max(nthBestOfThreads(best, n), 1u);  // 1: keyOf's 0 is never listed
+  if (threadIdx.x == 0) *count = 0;
+  __syncthreads();
+  // Whole warps iterate together (offerCandidate's ballot).
+  for (int base = 0; base < vocab; base += kThreads) {
+    const int i = base + threadIdx.x;
+    const uint32_t key = i < vocab ? keyOf(row[i]) : 0u;
+    offerCandidate(keys, ids, count, capacity, key >= floor, key, i);
+  }
+  __syncthreads();
+  return *count;
+}
+
+/**
  * Writes the n best tokens of `row` to ids[0..n) and their logprobOf(logit) to logprobs[0..n), -1 ids (and NaN)
  * past the tokens there are. keyOf(logit): orderedKey of a token that may be listed, 0 for one that may not. Every
  * thread of the block calls it; `intScratch` holds 32 ints.
@@ -67,19 +91,7 @@ __device__ __forceinline__ uint32_t nthBestOfThreads(uint32_t best, int n) {
 template <typename KeyOf, typename LogprobOf>
 __device__ __noinline__ void selectTop(const float* row, int vocab, int n, KeyOf keyOf, LogprobOf logprobOf, int* ids,
                           float* logprobs, TopScratch& s, int* intScratch) {
-  uint32_t best = 0;
-  for (int i = threadIdx.x; i < vocab; i += kThreads) best = max(best, keyOf(row[i]));
-  const uint32_t floor = max(nthBestOfThreads(best, n), 1u);  // 1: fewer than n threads hold one, list them all
-  if (threadIdx.x == 0) s.count = 0;
-  __syncthreads();
-  // Whole warps iterate together (offerCandidate's ballot).
-  for (int base = 0; base < vocab; base += kThreads) {
-    const int i = base + threadIdx.x;
-    const uint32_t key = i < vocab ? keyOf(row[i]) : 0u;
-    offerCandidate(s.keys, s.ids, &s.count, kTopCandidates, key >= floor, key, i);
-  }
-  __syncthreads();
-  if (s.count > kTopCandidates) {
+  if (listAtOrAboveFloor(row, vocab, n, keyOf, s.keys, s.ids, &s.count, kTopCandidates) > kTopCandidates) {
     // The largest key with at least n tokens at or above it (0: fewer than n are listable).
     uint32_t nth = 0;
     for (int bit = 31; bit >= 0; bit--) {

@@ -55,22 +55,7 @@ struct TruncationScratch {
  * False, with nothing sorted, where they are more than kThreads. Every thread of the block calls it.
  */
 __device__ bool sortedCandidates(const float* row, int vocab, int n, TruncationScratch& s) {
-  uint32_t best = 0;
-  for (int i = threadIdx.x; i < vocab; i += kThreads) {
-    const float l = row[i];
-    if (l > -INFINITY) best = max(best, orderedKey(l));
-  }
-  const uint32_t floor = max(nthBestOfThreads(best, n), 1u);
-  if (threadIdx.x == 0) s.count = 0;
-  __syncthreads();
-  for (int base = 0; base < vocab; base += kThreads) {  // whole warps (offerCandidate's ballot)
-    const int i = base + threadIdx.x;
-    const float l = i < vocab ? row[i] : -INFINITY;
-    const uint32_t key = l > -INFINITY ? orderedKey(l) : 0u;
-    offerCandidate(s.keys, nullptr, &s.count, kThreads, key >= floor, key, i);
-  }
-  __syncthreads();
-  const int count = s.count;
+  const int count = listAtOrAboveFloor(row, vocab, n, FiniteKey(), s.keys, nullptr, &s.count, kThreads);
   if (count > kThreads) return false;
   if (static_cast<int>(threadIdx.x) >= count) s.keys[threadIdx.x] = 0u;
   for (int size = 2; size <= kThreads; size <<= 1) {

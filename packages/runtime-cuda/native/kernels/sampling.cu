@@ -229,8 +229,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
   // token's takes the same expression as its entry in the list, so the two are the same value.
   const auto rawLogprob = [rawMax, rawLogSum](float l) { return (l - rawMax) - rawLogSum; };
   // Every finite logit may be listed (raw rows, and greedy rows' processed ones).
-  const auto finiteKey = [](float l) { return l > -INFINITY ? orderedKey(l) : 0u; };
-  if (numTop > 0 && !processed) listTop(finiteKey, rawLogprob);
+  if (numTop > 0 && !processed) listTop(sampling::FiniteKey(), rawLogprob);
 
   // Sparse adjustments; ids within a row are unique, so threads never touch the same logit. A counted input token
   // (kSampleCountInput) is one more output: the repetition penalty, the frequency penalty once more, and the
@@ -315,7 +314,7 @@ __global__ void __launch_bounds__(kThreads) samplingKernel(SamplingArgs a) {
     logprob = processed ? -logf(sum) : 0.f;  // raw is filled in below
     if (numTop > 0 && processed) {
       const float logSum = logf(sum);
-      listTop(finiteKey, [max, logSum](float l) { return (l - max) - logSum; });
+      listTop(sampling::FiniteKey(), [max, logSum](float l) { return (l - max) - logSum; });
     }
   } else if (topK == 1) {
     // Top-k 1 with processed logprobs (the planner makes other top-k 1 rows greedy): the first maximum alone, of
