@@ -37,12 +37,14 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   const char* pdl = std::getenv("FERRUM_CUDA_PDL");
   setProgrammaticLaunch(major >= 9 && (pdl == nullptr || std::string(pdl) != "0"));
   prefillWgmma_ = prefillWgmmaAvailable(config_.device);
+  prefillClusterSplits_ = prefillClusterSplitsAvailable(config_.device);
   if (prefillAttentionSupportsHeadDim(s.headDim)) {
     PrefillAttentionArgs prefill{};
     prefill.headDim = s.headDim;
     prefill.numHeads = s.numHeads;
     prefill.numKvHeads = s.numKvHeads;
     prefill.wgmma = prefillWgmma_;
+    prefill.clusterSplits = prefillClusterSplits_;
     preloadPrefillAttention(prefill);
   }
   FERRUM_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));

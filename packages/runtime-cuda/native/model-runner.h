@@ -171,6 +171,7 @@ class ModelRunner {
   cudaEvent_t done_ = nullptr;  // KV transfers
   int numSms_ = 0;
   bool prefillWgmma_ = false;  // prefillWgmmaAvailable on this device
+  bool prefillClusterSplits_ = false;  // prefillClusterSplitsAvailable on this device
   uint64_t numSlots_ = 0, numHostSlots_ = 0;
   StepCapacity capacity_;
   /**

@@ -158,11 +158,13 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
       prefill.partial = attn.partial;
       prefill.numRows = T;
       prefill.numSplits = plan.tileSplits;
+      prefill.maxKvLen = L.maxPrefillKvLen;
       prefill.numHeads = s.numHeads;
       prefill.numKvHeads = s.numKvHeads;
       prefill.headDim = s.headDim;
       prefill.scale = attn.scale;
       prefill.wgmma = prefillWgmma_;
+      prefill.clusterSplits = prefillClusterSplits_;
       prefill.numSms = numSms_;
       launchPrefillAttention(prefill, stream_);
     }

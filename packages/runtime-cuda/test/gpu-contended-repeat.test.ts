@@ -128,7 +128,7 @@ describe.skipIf(!available || models.length === 0)(
             })),
           );
           // The long prompt in chunks (the first two sample nothing), then a chunk over its 1,100 cached entries,
-          // whose attention is split over the kv list and merged by the combine kernel.
+          // whose attention is split over the kv list (and the splits merged).
           for (const [from, to] of LONG_CHUNKS) {
             const step: SeqStep = {
               tokens: prompts[long].slice(from, to),

@@ -2,7 +2,8 @@
 // transformers by the golden tests): a dummy-weight Qwen3-shaped model with real head dims (64, 128) sees the
 // same tokens prefilled in one step (prefill tiles, several per sequence), one token per step (decode rows
 // only), and in mixed steps where a prefill chunk over a cached prefix shares the batch with decode rows; a
-// chunk over a long cached prefix is cut into kv splits and merged by the combine kernel.
+// chunk over a long cached prefix is cut into kv splits, merged in a thread-block cluster (the Hopper kernel) or by
+// the combine kernel (gpu-cluster-splits.test.ts checks that the two merges agree bit for bit).
 // Both kernels run: the default (on an sm_90a build on Hopper, the wgmma kernel) and the mma.sync kernel
 // (FERRUM_CUDA_WGMMA=0, as on every other GPU).
 // The prefill kernels carry P as a bf16 hi + lo pair, so they agree with the decode kernel to f32 rounding;

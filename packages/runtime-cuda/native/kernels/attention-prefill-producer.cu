@@ -13,10 +13,21 @@
 // kernel keeps four warpgroups a multiprocessor busy (bench/results/cuda-attention-producer-2026-11-22-pass16.md).
 // cp.async writes through the generic proxy and wgmma reads through the async one: a consumer fences the proxies
 // after its wait on `full`, as the other kernel does after its barrier.
+// A chunk over a long cached prefix cuts each tile's kv list into splits. Where a tile's splits fit one thread-block
+// cluster, and all the grid's clusters fit the device at once, its blocks merge their partials through distributed
+// shared memory (mergeClusterSplits) instead of writing them to global memory for prefillCombineKernel: on the
+// H100, an agent turn (64 new tokens over 2,000 cached) spent ~0.33 ms a step on those partials and the combine
+// (measured by leaving both out), and the cluster merge took the step from 4.79-4.80 to 4.71-4.72 ms
+// (bench/results/cuda-cluster-splits-2026-11-22-pass19.md).
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 
 #include "attention-prefill-wgmma.cuh"
 #include "attention-prefill.h"
+#include "cluster.cuh"
 
 namespace ferrum {
 namespace {
@@ -75,18 +86,95 @@ __device__ __forceinline__ void gatherStep(uint32_t kTile, const bf16* kSrc, con
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-// Grid: (numHeads / kHeads, numTiles, numSplits); warpgroup h of block (x, y, z) serves head kHeads·x + h on tile
-// numTiles - 1 - y (longest first); the last warp is the producer.
+// Where a cluster's blocks leave their splits' partials for each other, over the Q and K/V buffers once every step
+// is done: O of warpgroup h's rows at [h][row][D + 4] (the padding keeps a warp's float2 stores of 8 rows on
+// distinct banks), then (m, l) at [h][row].
 template <int D, int kHeads>
+struct SplitExchange {
+  static constexpr int kStride = D + 4;
+  static constexpr uint32_t kMlOffset = kHeads * prefill::kRows * kStride * sizeof(float);
+  static constexpr uint32_t kBytes = kMlOffset + kHeads * prefill::kRows * sizeof(float2);
+  static_assert(kBytes <= (kHeads + 2 * kStages) * SwizzledTile<D>::kBytes, "the exchange fits the buffers");
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// A consumer thread's two rows of O (unnormalized) and their (m, l) into this block's exchange at `exchange`.
+template <int D, int kHeads>
+__device__ __forceinline__ void stashRows(unsigned char* exchange, int group, int row0, const float (&o)[D / 8][4],
+                                          const prefill::RowStats& st) {
+  using X = SplitExchange<D, kHeads>;
+  const int c = threadIdx.x & 3;
+  float* rows = reinterpret_cast<float*>(exchange) + group * prefill::kRows * X::kStride;
+  float2* ml = reinterpret_cast<float2*>(exchange + X::kMlOffset) + group * prefill::kRows;
+#pragma unroll
+  for (int half = 0; half < 2; half++) {
+    const int r = row0 + 8 * half;
+#pragma unroll
+    for (int t = 0; t < D / 8; t++) {
+      *reinterpret_cast<float2*>(rows + r * X::kStride + t * 8 + 2 * c) = make_float2(o[t][2 * half], o[t][2 * half + 1]);
+    }
+    if (c == 0) ml[r] = half == 0 ? make_float2(st.m0, st.l0) : make_float2(st.m1, st.l1);
+  }
+}
+
+// The cluster's blocks are the tile's splits (rank = split). After every block has stashed its rows, block r merges
+// rows [r·R, (r + 1)·R) of the tile (R = kRows / numSplits rounded up) for all its heads and stores them normalized,
+// reading every split's partial from its block's exchange. As in prefillCombineKernel, a warp merges a (row, head):
+// lane s loads split s's (m, l), and each lane D / 32 dims of every split.
+template <int D, int kHeads>
+__device__ __forceinline__ void mergeClusterSplits(const PrefillAttentionArgs& a, const prefill::TileWork& w,
+                                                   uint32_t exchange) {
+  using X = SplitExchange<D, kHeads>;
+  constexpr int E = D / 32;
+  constexpr int kMax = kPrefillMaxClusterSplits;
+  const int lane = threadIdx.x & 31;
+  const int splits = a.numSplits;
+  const int rowsEach = (prefill::kRows + splits - 1) / splits;
+  const int rowBegin = static_cast<int>(blockIdx.z) * rowsEach;
+  const int pairs = (min(w.numRows, rowBegin + rowsEach) - rowBegin) * kHeads;
+  const size_t outStride = static_cast<size_t>(a.numHeads) * D;
+  for (int pair = threadIdx.x >> 5; pair < pairs; pair += blockDim.x >> 5) {
+    const int h = pair % kHeads;
+    const int r = rowBegin + pair / kHeads;
+    const uint32_t mlAt = exchange + X::kMlOffset + (h * prefill::kRows + r) * sizeof(float2);
+    const uint32_t valuesAt = exchange + ((h * prefill::kRows + r) * X::kStride + lane * E) * sizeof(float);
+    const float2 ml = lane < splits ? cluster::load2(cluster::mapTo(mlAt, lane)) : make_float2(-INFINITY, 0.f);
+    float values[kMax][E];
+#pragma unroll
+    for (int s = 0; s < kMax; s++) {
+      if (s < splits) {
+        cluster::loadFloats(cluster::mapTo(valuesAt, s), values[s]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < E; e++) values[s][e] = 0.f;
+      }
+    }
+    float sum;
+    const float weight = splitWeight(ml, sum);
+    float out[E];
+    mergeValues(weight, sum, values, out);
+    bf16* to = a.out + (w.firstRow + r) * outStride + (blockIdx.x * kHeads + h) * D + lane * E;
+#pragma unroll
+    for (int e = 0; e < E; e++) to[e] = __float2bfloat16(out[e]);
+  }
+}
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+// Grid: (numHeads / kHeads, numTiles, numSplits); warpgroup h of block (x, y, z) serves head kHeads·x + h on tile
+// numTiles - 1 - y (longest first); the last warp is the producer. With kCluster, the numSplits blocks of a tile are
+// one cluster and merge their splits themselves (mergeClusterSplits): no partials in global memory, no combine
+// kernel after it.
+template <int D, int kHeads, bool kCluster>
 __global__ void __launch_bounds__(kHeads * kThreads + 32, 1) prefillAttentionProducerKernel(PrefillAttentionArgs a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Tile = SwizzledTile<D>;
   extern __shared__ unsigned char smemRaw[];
   __shared__ __align__(8) uint64_t full[kStages], empty[kStages];
   // Warpgroup h's Q at qTiles + h · kBytes; then buffer b (step i's: i % kStages): K at kvTiles + 2b · kBytes, V
-  // kBytes after it.
+  // kBytes after it. With kCluster, SplitExchange over them after the last step.
   const uint32_t qTiles = (sharedAddress(smemRaw) + wgmma::kAtomBytes - 1) & ~(wgmma::kAtomBytes - 1);
   const uint32_t kvTiles = qTiles + kHeads * Tile::kBytes;
+  unsigned char* exchange = smemRaw + (qTiles - sharedAddress(smemRaw));
   const auto fullBar = [&](int b) { return sharedAddress(&full[b]); };
   const auto emptyBar = [&](int b) { return sharedAddress(&empty[b]); };
   if (threadIdx.x == 0) {
@@ -121,35 +209,45 @@ __global__ void __launch_bounds__(kHeads * kThreads + 32, 1) prefillAttentionPro
       slotHi = nextHi;
     }
     waitAsync<0>();  // no copy outlives its warp
-    return;
-  }
-
-  const int group = threadIdx.x / kThreads;
-  const int t = threadIdx.x % kThreads;
-  const int head = blockIdx.x * kHeads + group;
-  const uint32_t qTile = qTiles + group * Tile::kBytes;
-  wgmma::copyQ<D>(qTile, a, w, head, t);
-  waitAsync<0>();
-  wgmma::fenceAsyncProxy();
-  groupSync(1 + group, kThreads);  // the warpgroup's Q is in
-
-  const int warp = t >> 5;
-  const int row0 = warp * 16 + ((t & 31) >> 2);  // this thread's two rows in the tile: row0, row0 + 8
-  const float scaleLog2 = a.scale * prefill::kLog2e;
-  float o[D / 8][4], p[kKeys / 8][4];
-  wgmma::zero(o);
-  wgmma::zero(p);
-  prefill::RowStats st;
-  for (int s = 0; s < numSteps; s++) {
-    const int b = s % kStages;
-    barrierWait(fullBar(b), (s / kStages) & 1);
+    if constexpr (!kCluster) return;
+  } else {
+    const int group = threadIdx.x / kThreads;
+    const int t = threadIdx.x % kThreads;
+    const int head = blockIdx.x * kHeads + group;
+    const uint32_t qTile = qTiles + group * Tile::kBytes;
+    wgmma::copyQ<D>(qTile, a, w, head, t);
+    waitAsync<0>();
     wgmma::fenceAsyncProxy();
-    const uint32_t kTile = kvTiles + 2 * b * Tile::kBytes;
-    wgmma::attendStep<D>(o, p, st, qTile, kTile, kTile + Tile::kBytes, begin + s * kKeys, w.kvLenFirst + row0,
-                         w.kvLenFirst + warp * 16, scaleLog2);
-    if ((t & 31) == 0) barrierArrive(emptyBar(b));
+    groupSync(1 + group, kThreads);  // the warpgroup's Q is in
+
+    const int warp = t >> 5;
+    const int row0 = warp * 16 + ((t & 31) >> 2);  // this thread's two rows in the tile: row0, row0 + 8
+    const float scaleLog2 = a.scale * prefill::kLog2e;
+    float o[D / 8][4], p[kKeys / 8][4];
+    wgmma::zero(o);
+    wgmma::zero(p);
+    prefill::RowStats st;
+    for (int s = 0; s < numSteps; s++) {
+      const int b = s % kStages;
+      barrierWait(fullBar(b), (s / kStages) & 1);
+      wgmma::fenceAsyncProxy();
+      const uint32_t kTile = kvTiles + 2 * b * Tile::kBytes;
+      wgmma::attendStep<D>(o, p, st, qTile, kTile, kTile + Tile::kBytes, begin + s * kKeys, w.kvLenFirst + row0,
+                           w.kvLenFirst + warp * 16, scaleLog2);
+      if ((t & 31) == 0) barrierArrive(emptyBar(b));
+    }
+    if constexpr (kCluster) {
+      groupSync(1 + kHeads, kHeads * kThreads);  // both warpgroups are done with the buffers the exchange covers
+      stashRows<D, kHeads>(exchange, group, row0, o, st);
+    } else {
+      prefill::storeRows<D>(a, w, head, row0, o, st);
+    }
   }
-  prefill::storeRows<D>(a, w, head, row0, o, st);
+  if constexpr (kCluster) {
+    cluster::sync();  // every block's partials are in its exchange
+    mergeClusterSplits<D, kHeads>(a, w, qTiles);
+    cluster::sync();  // no block leaves while another still reads its exchange
+  }
 #else
   __trap();  // launched only where prefillWgmmaAvailable holds, which needs this kernel built for sm_90a
 #endif
@@ -157,17 +255,85 @@ __global__ void __launch_bounds__(kHeads * kThreads + 32, 1) prefillAttentionPro
 
 constexpr char kName[] = "prefillAttentionProducerKernel";
 template <int D, int kHeads>
-using Producer =
-    wgmma::Kernel<prefillAttentionProducerKernel<D, kHeads>, kName, D, kHeads, kHeads * kThreads + 32, kStages>;
+using Producer = wgmma::Kernel<prefillAttentionProducerKernel<D, kHeads, false>, kName, D, kHeads,
+                               kHeads * kThreads + 32, kStages>;
+template <int D, int kHeads>
+using ClusterProducer = wgmma::Kernel<prefillAttentionProducerKernel<D, kHeads, true>, kName, D, kHeads,
+                                      kHeads * kThreads + 32, kStages>;
+
+// Clusters of `splits` blocks of K that the device holds at once (cudaOccupancyMaxActiveClusters), asked once per
+// cluster size. A grid of more would run in two waves: slower than one wave and the combine kernel.
+template <typename K>
+int residentClusters(K kernel, int splits) {
+  static std::atomic<int> known[kPrefillMaxClusterSplits + 1] = {};
+  int clusters = known[splits].load(std::memory_order_relaxed);
+  if (clusters > 0) return clusters;
+  wgmma::prepare(kernel);
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = 1;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = splits;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(1, 1, splits);
+  config.blockDim = K::threads;
+  config.dynamicSmemBytes = K::bytes;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  checkCuda(cudaOccupancyMaxActiveClusters(&clusters, K::kernel, &config), "prefill attention cluster occupancy");
+  known[splits].store(std::max(clusters, 1), std::memory_order_relaxed);
+  return std::max(clusters, 1);
+}
+
+// The splits the cluster kernel takes for `clusters` clusters: the most, up to numSplits and
+// kPrefillMaxClusterSplits, whose clusters are all resident (`resident(n)`: clusters of n the device holds) and that
+// give each split at most one step more than numSplits does; 0 where none does. On the H100 (Qwen3-4B shape, 64 new
+// tokens over 2,000 cached) 16 clusters of 7 did not fit (15 resident) and 6 splits of 6 steps, merged in clusters,
+// took an agent turn's step from 4.79-4.80 to 4.71-4.72 ms against 7 splits of 5 steps and the combine kernel.
+template <typename Resident>
+int clusterSplits(const PrefillAttentionArgs& args, long clusters, Resident resident) {
+  const int steps = (args.maxKvLen + kPrefillKvStep - 1) / kPrefillKvStep;
+  const auto stepsEach = [&](int splits) { return (steps + splits - 1) / splits; };
+  for (int splits = std::min(args.numSplits, kPrefillMaxClusterSplits); splits > 1; splits--) {
+    if (stepsEach(splits) > stepsEach(args.numSplits) + 1) return 0;
+    if (clusters <= resident(splits)) return splits;
+  }
+  return 0;
+}
 
 }  // namespace
 
-void launchPrefillAttentionProducer(const PrefillAttentionArgs& args, cudaStream_t stream) {
-  wgmma::withShape<Producer>(args, [&](auto kernel) { wgmma::launch(kernel, args, stream); });
+bool prefillClusterSplitsAvailable(int device) {
+  const char* setting = std::getenv("FERRUM_CUDA_CLUSTER_SPLITS");
+  return prefillWgmmaAvailable(device) && (setting == nullptr || std::string(setting) != "0");
+}
+
+bool launchPrefillAttentionProducer(const PrefillAttentionArgs& args, cudaStream_t stream) {
+  bool merged = false;
+  if (args.clusterSplits && args.numSplits > 1) {
+    wgmma::withShape<ClusterProducer>(args, [&](auto kernel) {
+      using K = decltype(kernel);
+      const long clusters = static_cast<long>(args.numHeads / K::heads) * args.numTiles;
+      const int splits = clusterSplits(args, clusters, [&](int n) { return residentClusters(kernel, n); });
+      if (splits == 0) return;
+      PrefillAttentionArgs clustered = args;
+      clustered.numSplits = splits;
+      wgmma::prepare(kernel);
+      launchKernelInClusters(K::name, K::kernel, dim3(args.numHeads / K::heads, args.numTiles, splits),
+                             dim3(1, 1, splits), K::threads, K::bytes, stream, clustered);
+      merged = true;
+    });
+  }
+  if (!merged) wgmma::withShape<Producer>(args, [&](auto kernel) { wgmma::launch(kernel, args, stream); });
+  return merged;
 }
 
 void preloadPrefillAttentionProducer(const PrefillAttentionArgs& args) {
   wgmma::withShape<Producer>(args, [](auto kernel) { wgmma::prepare(kernel); });
+  if (!args.clusterSplits) return;
+  wgmma::withShape<ClusterProducer>(args, [](auto kernel) {
+    for (int splits = 2; splits <= kPrefillMaxClusterSplits; splits++) residentClusters(kernel, splits);
+  });
 }
 
 }  // namespace ferrum

@@ -16,7 +16,7 @@ namespace ferrum {
 namespace prefill {
 
 constexpr int kRows = kPrefillTileRows;  // query rows per tile (16 per warp)
-constexpr int kKeys = 64;                // kv entries per step
+constexpr int kKeys = kPrefillKvStep;  // kv entries per step
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
 constexpr float kLog2e = 1.4426950408889634f;
@@ -37,7 +37,8 @@ __device__ __forceinline__ TileWork tileWork(const PrefillAttentionArgs& a, int 
   w.kvLenFirst = tile[3];
   w.slots = a.kvIndices + tile[2];
   const int kvEnd = w.kvLenFirst + w.numRows - 1;  // entries the tile's last row sees
-  const int splitLen = ((kvEnd + a.numSplits - 1) / a.numSplits + kKeys - 1) / kKeys * kKeys;
+  const int steps = (kvEnd + kKeys - 1) / kKeys;
+  const int splitLen = (steps + a.numSplits - 1) / a.numSplits * kKeys;
   w.begin = blockIdx.z * splitLen;
   w.end = min(kvEnd, w.begin + splitLen);
   return w;

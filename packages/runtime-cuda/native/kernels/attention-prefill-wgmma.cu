@@ -134,11 +134,12 @@ void preloadPrefillAttentionWgmma(const PrefillAttentionArgs& args) {
   wgmma::withShape<SharedGather>(args, [](auto kernel) { wgmma::prepare(kernel); });
 }
 
-void launchPrefillAttentionWgmma(const PrefillAttentionArgs& args, cudaStream_t stream) {
+bool launchPrefillAttentionWgmma(const PrefillAttentionArgs& args, cudaStream_t stream) {
   const long heads = args.numHeads / prefillWgmmaHeadsPerBlock(args);
   const long blocks = heads * args.numTiles * args.numSplits;
   if (blocks <= 2L * args.numSms) return launchPrefillAttentionProducer(args, stream);
   wgmma::withShape<SharedGather>(args, [&](auto kernel) { wgmma::launch(kernel, args, stream); });
+  return false;
 }
 
 }  // namespace ferrum

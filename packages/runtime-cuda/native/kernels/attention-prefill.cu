@@ -24,7 +24,6 @@
 #include "../cuda-check.h"
 #include "attention-prefill-tile.cuh"
 #include "attention-prefill.h"
-#include "device-math.cuh"
 #include "launch.cuh"
 #include "tensor-core.cuh"
 
@@ -193,40 +192,44 @@ __global__ void __launch_bounds__(kThreads) prefillAttentionKernel(PrefillAttent
   prefill::storeRows<D>(a, w, head, row0, o, st);
 }
 
-// Merges the splits of one (row, head): out = Σ O_s 2^(m_s - M) / Σ l_s 2^(m_s - M). One block of
-// max(32, D) threads per (tile row, head); lane s of each warp holds split s's weight, and thread d sums dimension
-// d. Every load is issued before the first is used (one latency, not one a split).
+// Merges the splits of each (row, head) (splitWeight, mergeValues): a warp a (row, head), kCombineWarps heads a
+// block; lane s holds split s's (m, l), and each lane sums E = D / 32 dims (one for D = 16). Every load is issued
+// before the first is used (one latency, not one a split).
+constexpr int kCombineWarps = 4;
+template <int D>
 __global__ void prefillCombineKernel(PrefillAttentionArgs a) {
+  constexpr int E = D >= 32 ? D / 32 : 1;
   const int* tile = a.tiles + 4 * (blockIdx.x / kRows);  // the step's upload: readable before the wait
   const int r = blockIdx.x % kRows;
   const int tileRows = tile[1];
   const int firstRow = tile[0];
-  beginDependentWork();
-  if (r >= tileRows) return;
-  const int row = firstRow + r;
-  const int head = blockIdx.y;
-  const int D = a.headDim;
   const int lane = threadIdx.x & 31;
-  const int d = threadIdx.x;
+  const int head = blockIdx.y * kCombineWarps + static_cast<int>(threadIdx.x >> 5);
+  beginDependentWork();
+  if (r >= tileRows || head >= a.numHeads) return;  // whole warps
+  const int row = firstRow + r;
   const size_t first = partialIndex(a, row, head, 0);
-  const float* part = a.partial + first * D;
+  const bool holds = lane * E < D;
+  const float* part = a.partial + first * D + lane * E;
   const float2 ml = lane < a.numSplits ? partialMl(a)[first + lane] : make_float2(-INFINITY, 0.f);
-  float values[kPrefillMaxSplits];
-#pragma unroll
-  for (int s = 0; s < kPrefillMaxSplits; s++) values[s] = s < a.numSplits && d < D ? part[s * D + d] : 0.f;
-  const float mMax = warpMax(ml.x);
-  const float weight = ml.x == -INFINITY ? 0.f : exp2f(ml.x - mMax);
-  const float sum = warpSum(weight * ml.y);
-  float out = 0.f;
+  float values[kPrefillMaxSplits][E];
 #pragma unroll
   for (int s = 0; s < kPrefillMaxSplits; s++) {
-    const float w = __shfl_sync(0xffffffffu, weight, s);
-    if (w > 0.f) out += w * values[s];
+    if (s < a.numSplits && holds) {
+      loadFloats(part + s * D, values[s]);
+    } else {
+#pragma unroll
+      for (int e = 0; e < E; e++) values[s][e] = 0.f;
+    }
   }
-  if (d < D) {
-    a.out[static_cast<size_t>(row) * a.numHeads * D + static_cast<size_t>(head) * D + d] =
-        __float2bfloat16(sum > 0.f ? out / sum : 0.f);
-  }
+  float sum;
+  const float weight = splitWeight(ml, sum);
+  float out[E];
+  mergeValues(weight, sum, values, out);
+  if (!holds) return;
+  bf16* to = a.out + static_cast<size_t>(row) * a.numHeads * D + static_cast<size_t>(head) * D + lane * E;
+#pragma unroll
+  for (int e = 0; e < E; e++) to[e] = __float2bfloat16(out[e]);
 }
 
 // The mma.sync kernel's shared-memory opt-in where it needs one, once; either way the kernel is loaded (see
@@ -245,17 +248,30 @@ void prepare() {
 }
 
 template <int D>
+void preloadFor(const PrefillAttentionArgs& args) {
+  if (args.wgmma && prefillWgmmaSupportsHeadDim(D)) {
+    preloadPrefillAttentionWgmma(args);
+  } else {
+    prepare<D>();
+  }
+  cudaFuncAttributes attributes;
+  checkCuda(cudaFuncGetAttributes(&attributes, prefillCombineKernel<D>), "prefillCombineKernel");
+}
+
+template <int D>
 void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
+  bool merged = false;
   if (a.wgmma && prefillWgmmaSupportsHeadDim(D)) {
-    launchPrefillAttentionWgmma(a, stream);
+    merged = launchPrefillAttentionWgmma(a, stream);
   } else {
     prepare<D>();
     launchKernel("prefillAttentionKernel", prefillAttentionKernel<D>, dim3(a.numTiles, a.numHeads, a.numSplits),
                  kThreads, Smem<D>::kBytes, stream, a);
   }
-  if (a.numSplits > 1) {
-    launchKernel("prefillCombineKernel", prefillCombineKernel, dim3(a.numTiles * kRows, a.numHeads), D < 32 ? 32 : D,
-                 0, stream, a);
+  if (a.numSplits > 1 && !merged) {
+    launchKernel("prefillCombineKernel", prefillCombineKernel<D>,
+                 dim3(a.numTiles * kRows, (a.numHeads + kCombineWarps - 1) / kCombineWarps), 32 * kCombineWarps, 0,
+                 stream, a);
   }
 }
 
@@ -266,19 +282,13 @@ bool prefillAttentionSupportsHeadDim(int headDim) {
 }
 
 void preloadPrefillAttention(const PrefillAttentionArgs& args) {
-  if (args.wgmma && prefillWgmmaSupportsHeadDim(args.headDim)) {
-    preloadPrefillAttentionWgmma(args);
-  } else {
-    switch (args.headDim) {
-      case 16: prepare<16>(); break;
-      case 32: prepare<32>(); break;
-      case 64: prepare<64>(); break;
-      case 128: prepare<128>(); break;
-      default: break;
-    }
+  switch (args.headDim) {
+    case 16: return preloadFor<16>(args);
+    case 32: return preloadFor<32>(args);
+    case 64: return preloadFor<64>(args);
+    case 128: return preloadFor<128>(args);
+    default: return;
   }
-  cudaFuncAttributes attributes;
-  checkCuda(cudaFuncGetAttributes(&attributes, prefillCombineKernel), "prefillCombineKernel");
 }
 
 void launchPrefillAttention(const PrefillAttentionArgs& args, cudaStream_t stream) {

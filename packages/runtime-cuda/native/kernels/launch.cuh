@@ -51,21 +51,42 @@ __device__ __forceinline__ void beginDependentWork() {
 /** Whether launchKernel asks for programmatic serialization (setProgrammaticLaunch, in launch.cu). */
 extern std::atomic<bool> gProgrammaticLaunch;
 
-/** Launches `kernel` on `stream` (with PDL when enabled) and checks the launch; `name` labels the error. */
+/**
+ * Launches `kernel` on `stream` (with PDL when enabled) in thread-block clusters of `cluster` blocks (1 × 1 × 1: no
+ * clusters; each grid dimension a multiple of the cluster's), and checks the launch; `name` labels the error.
+ */
 template <typename... Params, typename... Args>
-void launchKernel(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t sharedBytes,
-                  cudaStream_t stream, Args&&... args) {
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
+void launchKernelInClusters(const char* name, void (*kernel)(Params...), dim3 grid, dim3 cluster, dim3 block,
+                            size_t sharedBytes, cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute attributes[2]{};
+  unsigned count = 0;
+  if (gProgrammaticLaunch.load(std::memory_order_relaxed)) {
+    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attributes[count].val.programmaticStreamSerializationAllowed = 1;
+    count++;
+  }
+  if (cluster.x * cluster.y * cluster.z > 1) {
+    attributes[count].id = cudaLaunchAttributeClusterDimension;
+    attributes[count].val.clusterDim.x = cluster.x;
+    attributes[count].val.clusterDim.y = cluster.y;
+    attributes[count].val.clusterDim.z = cluster.z;
+    count++;
+  }
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = sharedBytes;
   config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = gProgrammaticLaunch.load(std::memory_order_relaxed) ? 1 : 0;
+  config.attrs = attributes;
+  config.numAttrs = count;
   checkCuda(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), name);
+}
+
+/** Launches `kernel` on `stream` (with PDL when enabled) and checks the launch; `name` labels the error. */
+template <typename... Params, typename... Args>
+void launchKernel(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block, size_t sharedBytes,
+                  cudaStream_t stream, Args&&... args) {
+  launchKernelInClusters(name, kernel, grid, dim3(1, 1, 1), block, sharedBytes, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace ferrum

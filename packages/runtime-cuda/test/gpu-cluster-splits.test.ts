@@ -1,0 +1,79 @@
+// A chunk over a long cached prefix is cut into kv splits. On Hopper builds (sm_90a) the producer-warp prefill
+// kernel merges a tile's splits inside a thread-block cluster (distributed shared memory); elsewhere, and with
+// FERRUM_CUDA_CLUSTER_SPLITS=0, the splits go through global memory and prefillCombineKernel. Both merges share
+// splitWeights / mergeSplits (explicitly rounded), so the logits must be the same bits. The shapes cover 3, 4 and
+// 8 splits (uneven and even shares of the tile's rows), a partial tile, two heads a block and one.
+import type { ModelExecutor } from '@ferrum/interfaces';
+import { loadModelConfig } from '@ferrum/models';
+import { buildBatch, range } from '@ferrum/models/testing';
+import { seededRandom } from '@ferrum/types';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createCudaBackend } from '../src/index.js';
+import { cudaAvailability, dummyQwen3Dir, loadCuda } from './support.js';
+
+const { available, reason } = await cudaAvailability();
+const capabilities = available ? await createCudaBackend().probe() : null;
+const builtArchitectures = String(capabilities?.backendOptions?.builtArchitectures ?? '');
+const hopper =
+  String(capabilities?.backendOptions?.computeCapability ?? '').startsWith('9.') &&
+  builtArchitectures.split(/[\s;,]+/).includes('90a');
+const skipReason = !available ? reason : 'needs a Hopper GPU and an sm_90a build';
+
+describe.skipIf(!hopper)(
+  `cuda: kv splits merged in a cluster equal the combine kernel's${hopper ? '' : ` (skipped: ${skipReason})`}`,
+  () => {
+    // Splits: min(2 × multiprocessors / (tiles × heads), (prefix + chunk) / 256) with 4 heads and one tile.
+    describe.each([
+      { headDim: 128, kvHeads: 2, prefix: 1100, chunk: 64 }, // 4 splits, two heads a block
+      { headDim: 128, kvHeads: 2, prefix: 2100, chunk: 64 }, // 8 splits
+      { headDim: 64, kvHeads: 4, prefix: 800, chunk: 50 }, // 3 splits over a partial tile, one head a block
+    ])(
+      'head dim $headDim, $kvHeads kv heads, $chunk rows over $prefix',
+      ({ headDim, kvHeads, prefix, chunk }) => {
+        const executors: ModelExecutor[] = [];
+        let vocab = 0;
+        const prompt: number[] = [];
+        beforeAll(async () => {
+          const dir = dummyQwen3Dir(headDim, 4, kvHeads);
+          const config = await loadModelConfig(dir);
+          vocab = config.vocabSize;
+          executors.push(await loadCuda(dir, config, { enforceEager: true }, 'dummy'));
+          // The runner reads the switch when the model loads.
+          vi.stubEnv('FERRUM_CUDA_CLUSTER_SPLITS', '0');
+          executors.push(
+            await loadCuda(dir, config, { enforceEager: true }, 'dummy').finally(() => vi.unstubAllEnvs()),
+          );
+          const random = seededRandom(7);
+          for (let i = 0; i < prefix + chunk; i++) prompt.push(Math.floor(random() * vocab));
+        });
+        afterAll(async () => {
+          for (const executor of executors) await executor.dispose();
+        });
+
+        const chunkLogits = async (executor: ModelExecutor) => {
+          for (let from = 0; from < prefix; from += 512) {
+            const to = Math.min(prefix, from + 512);
+            await executor.forward(
+              buildBatch([{ tokens: prompt.slice(from, to), kvSlots: range(0, to), sample: 'none' }]),
+            );
+          }
+          const end = prefix + chunk;
+          const result = await executor.forward(
+            buildBatch([{ tokens: prompt.slice(prefix, end), kvSlots: range(0, end), sample: 'all' }]),
+          );
+          if (!result.logits) throw new Error('no logits returned');
+          return result.logits;
+        };
+
+        it('gives the same logits, bit for bit', async () => {
+          const [cluster, combine] = [await chunkLogits(executors[0]), await chunkLogits(executors[1])];
+          expect(cluster.length).toBe(chunk * vocab);
+          expect(cluster.some((v) => v !== 0)).toBe(true);
+          let differing = 0;
+          for (let i = 0; i < cluster.length; i++) if (!Object.is(cluster[i], combine[i])) differing++;
+          expect(differing).toBe(0);
+        });
+      },
+    );
+  },
+);
