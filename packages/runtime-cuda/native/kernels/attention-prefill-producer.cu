@@ -261,12 +261,17 @@ template <int D, int kHeads>
 using ClusterProducer = wgmma::Kernel<prefillAttentionProducerKernel<D, kHeads, true>, kName, D, kHeads,
                                       kHeads * kThreads + 32, kStages>;
 
-// Clusters of `splits` blocks of K that the device holds at once (cudaOccupancyMaxActiveClusters), asked once per
-// cluster size. A grid of more would run in two waves: slower than one wave and the combine kernel.
+// Clusters of `splits` blocks of K that the current device holds at once (cudaOccupancyMaxActiveClusters), asked
+// once per device and cluster size: GPUs of one model can differ (disabled multiprocessors). A grid of more would run
+// in two waves: slower than one wave and the combine kernel.
 template <typename K>
 int residentClusters(K kernel, int splits) {
-  static std::atomic<int> known[kPrefillMaxClusterSplits + 1] = {};
-  int clusters = known[splits].load(std::memory_order_relaxed);
+  constexpr int kDevices = 64;  // devices past these are asked every time
+  static std::atomic<int> known[kDevices][kPrefillMaxClusterSplits + 1] = {};
+  int device = 0;
+  checkCuda(cudaGetDevice(&device), "cudaGetDevice");
+  std::atomic<int>* cached = device < kDevices ? &known[device][splits] : nullptr;
+  int clusters = cached != nullptr ? cached->load(std::memory_order_relaxed) : 0;
   if (clusters > 0) return clusters;
   wgmma::prepare(kernel);
   cudaLaunchAttribute attribute{};
@@ -281,8 +286,9 @@ int residentClusters(K kernel, int splits) {
   config.attrs = &attribute;
   config.numAttrs = 1;
   checkCuda(cudaOccupancyMaxActiveClusters(&clusters, K::kernel, &config), "prefill attention cluster occupancy");
-  known[splits].store(std::max(clusters, 1), std::memory_order_relaxed);
-  return std::max(clusters, 1);
+  clusters = std::max(clusters, 1);
+  if (cached != nullptr) cached->store(clusters, std::memory_order_relaxed);
+  return clusters;
 }
 
 // The splits the cluster kernel takes for `clusters` clusters: the most, up to numSplits and
