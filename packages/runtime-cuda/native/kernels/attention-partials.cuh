@@ -4,6 +4,7 @@
 // whole memory sectors. `Args` names the partials buffer (`partial`) and numRows, numHeads, numSplits, headDim.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -74,6 +75,31 @@ __device__ __forceinline__ void mergeValues(float weight, float sum, const float
   }
 #pragma unroll
   for (int e = 0; e < E; e++) out[e] = sum > 0.f ? __fdiv_rn(out[e], sum) : 0.f;
+}
+
+/**
+ * A warp's merge of one (row, head) into `to`: lane s holds split s's (m, l) in `ml`, `load(s, v)` fills a lane's E
+ * elements of split s's O, and lanes that hold no elements (`holds` false) still take part in the shuffles.
+ */
+template <int kMax, int E, typename Load>
+__device__ __forceinline__ void mergeSplitRow(float2 ml, int numSplits, bool holds, Load load, __nv_bfloat16* to) {
+  float values[kMax][E];
+#pragma unroll
+  for (int s = 0; s < kMax; s++) {
+    if (s < numSplits && holds) {
+      load(s, values[s]);
+    } else {
+#pragma unroll
+      for (int e = 0; e < E; e++) values[s][e] = 0.f;
+    }
+  }
+  float sum;
+  const float weight = splitWeight(ml, sum);
+  float out[E];
+  mergeValues(weight, sum, values, out);
+  if (!holds) return;
+#pragma unroll
+  for (int e = 0; e < E; e++) to[e] = __float2bfloat16(out[e]);
 }
 
 }  // namespace ferrum

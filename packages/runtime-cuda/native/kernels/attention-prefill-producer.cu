@@ -126,7 +126,6 @@ __device__ __forceinline__ void mergeClusterSplits(const PrefillAttentionArgs& a
                                                    uint32_t exchange) {
   using X = SplitExchange<D, kHeads>;
   constexpr int E = D / 32;
-  constexpr int kMax = kPrefillMaxClusterSplits;
   const int lane = threadIdx.x & 31;
   const int splits = a.numSplits;
   const int rowsEach = (prefill::kRows + splits - 1) / splits;
@@ -139,23 +138,9 @@ __device__ __forceinline__ void mergeClusterSplits(const PrefillAttentionArgs& a
     const uint32_t mlAt = exchange + X::kMlOffset + (h * prefill::kRows + r) * sizeof(float2);
     const uint32_t valuesAt = exchange + ((h * prefill::kRows + r) * X::kStride + lane * E) * sizeof(float);
     const float2 ml = lane < splits ? cluster::load2(cluster::mapTo(mlAt, lane)) : make_float2(-INFINITY, 0.f);
-    float values[kMax][E];
-#pragma unroll
-    for (int s = 0; s < kMax; s++) {
-      if (s < splits) {
-        cluster::loadFloats(cluster::mapTo(valuesAt, s), values[s]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < E; e++) values[s][e] = 0.f;
-      }
-    }
-    float sum;
-    const float weight = splitWeight(ml, sum);
-    float out[E];
-    mergeValues(weight, sum, values, out);
-    bf16* to = a.out + (w.firstRow + r) * outStride + (blockIdx.x * kHeads + h) * D + lane * E;
-#pragma unroll
-    for (int e = 0; e < E; e++) to[e] = __float2bfloat16(out[e]);
+    mergeSplitRow<kPrefillMaxClusterSplits, E>(
+        ml, splits, true, [&](int s, float(&v)[E]) { cluster::loadFloats(cluster::mapTo(valuesAt, s), v); },
+        a.out + (w.firstRow + r) * outStride + (blockIdx.x * kHeads + h) * D + lane * E);
   }
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
@@ -220,27 +205,20 @@ __global__ void __launch_bounds__(kHeads * kThreads + 32, 1) prefillAttentionPro
     wgmma::fenceAsyncProxy();
     groupSync(1 + group, kThreads);  // the warpgroup's Q is in
 
-    const int warp = t >> 5;
-    const int row0 = warp * 16 + ((t & 31) >> 2);  // this thread's two rows in the tile: row0, row0 + 8
-    const float scaleLog2 = a.scale * prefill::kLog2e;
-    float o[D / 8][4], p[kKeys / 8][4];
-    wgmma::zero(o);
-    wgmma::zero(p);
-    prefill::RowStats st;
+    wgmma::Consumer<D> c(t, a.scale);
     for (int s = 0; s < numSteps; s++) {
       const int b = s % kStages;
       barrierWait(fullBar(b), (s / kStages) & 1);
       wgmma::fenceAsyncProxy();
       const uint32_t kTile = kvTiles + 2 * b * Tile::kBytes;
-      wgmma::attendStep<D>(o, p, st, qTile, kTile, kTile + Tile::kBytes, begin + s * kKeys, w.kvLenFirst + row0,
-                           w.kvLenFirst + warp * 16, scaleLog2);
+      c.attend(qTile, kTile, kTile + Tile::kBytes, begin + s * kKeys, w.kvLenFirst);
       if ((t & 31) == 0) barrierArrive(emptyBar(b));
     }
     if constexpr (kCluster) {
       groupSync(1 + kHeads, kHeads * kThreads);  // both warpgroups are done with the buffers the exchange covers
-      stashRows<D, kHeads>(exchange, group, row0, o, st);
+      stashRows<D, kHeads>(exchange, group, c.row0, c.o, c.st);
     } else {
-      prefill::storeRows<D>(a, w, head, row0, o, st);
+      prefill::storeRows<D>(a, w, head, c.row0, c.o, c.st);
     }
   }
   if constexpr (kCluster) {

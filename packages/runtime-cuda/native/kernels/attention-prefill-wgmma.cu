@@ -81,13 +81,7 @@ __global__ void __launch_bounds__(kHeads * kThreads, 2) prefillAttentionWgmmaKer
   };
   gatherStep(begin, 0);
 
-  const int warp = t >> 5;
-  const int row0 = warp * 16 + ((t & 31) >> 2);  // this thread's two rows in the tile: row0, row0 + 8
-  const float scaleLog2 = a.scale * prefill::kLog2e;
-  float o[D / 8][4], p[kKeys / 8][4];
-  wgmma::zero(o);
-  wgmma::zero(p);
-  prefill::RowStats st;
+  wgmma::Consumer<D> c(t, a.scale);
 
   for (int base = begin, buf = 0; base < end; base += kKeys, buf ^= 1) {
     // The slot of step i + kStages for this thread: read now, stored after this step's products.
@@ -98,13 +92,12 @@ __global__ void __launch_bounds__(kHeads * kThreads, 2) prefillAttentionWgmmaKer
     __syncthreads();  // for every thread's copies; the buffer gathered next was last read by the previous step
     gatherStep(base + kKeys, buf ^ 1);
     const uint32_t kTile = kvTiles + 2 * buf * Tile::kBytes;
-    wgmma::attendStep<D>(o, p, st, qTile, kTile, kTile + Tile::kBytes, base, w.kvLenFirst + row0,
-                         w.kvLenFirst + warp * 16, scaleLog2);
+    c.attend(qTile, kTile, kTile + Tile::kBytes, base, w.kvLenFirst);
     // ring[buf] fed this step's gather, issued a step ago: free for step i + kStages.
     if (threadIdx.x < kKeys) ring[buf][threadIdx.x] = ahead;
   }
   waitAsync<0>();  // the gathers past the range's end are empty, and an empty split still copied Q
-  prefill::storeRows<D>(a, w, head, row0, o, st);
+  prefill::storeRows<D>(a, w, head, c.row0, c.o, c.st);
 #else
   __trap();  // launched only where prefillWgmmaAvailable holds, which needs this kernel built for sm_90a
 #endif

@@ -179,25 +179,41 @@ __device__ __forceinline__ void copyQ(uint32_t qTile, const PrefillAttentionArgs
   commitAsync();
 }
 
-/**
- * One step of kKeys entries from `base` for a consumer warpgroup: S from Q at qTile and K at kTile, the online
- * softmax (masking where the step reaches the warp's first row's limit, `warpLimit`), O += P·V from V at vTile.
- */
-template <int D>
-__device__ __forceinline__ void attendStep(float (&o)[D / 8][4], float (&p)[kKeys / 8][4], prefill::RowStats& st,
-                                           uint32_t qTile, uint32_t kTile, uint32_t vTile, int base, int limit0,
-                                           int warpLimit, float scaleLog2) {
-  scoresStep<D>(p, qTile, kTile);
-  prefill::softmaxStep(p, o, st, base, limit0, limit0 + 8, base + kKeys > warpLimit, scaleLog2);
-  valuesStep<D>(o, p, vTile);
-}
-
 /** Zeroes an accumulator. */
 template <int N>
 __device__ __forceinline__ void zero(float (&r)[N][4]) {
 #pragma unroll
   for (int i = 0; i < N; i++) r[i][0] = r[i][1] = r[i][2] = r[i][3] = 0.f;
 }
+
+/** A consumer warpgroup's tile: this thread's two rows, the running O and row stats, and the step's scores. */
+template <int D>
+struct Consumer {
+  int warp;
+  int row0;  // this thread's two rows in the tile: row0, row0 + 8
+  float scaleLog2;
+  float o[D / 8][4], p[kKeys / 8][4];
+  prefill::RowStats st;
+
+  /** `t`: this thread's index in its warpgroup; `scale`: the attention scale. */
+  __device__ __forceinline__ Consumer(int t, float scale)
+      : warp(t >> 5), row0((t >> 5) * 16 + ((t & 31) >> 2)), scaleLog2(scale * prefill::kLog2e) {
+    zero(o);
+    zero(p);
+  }
+
+  /**
+   * One step of kKeys entries from `base`: S from Q at qTile and K at kTile, the online softmax (masking where the
+   * step reaches the warp's first row's limit; the tile's first row sees kvLenFirst entries), O += P·V from V at
+   * vTile.
+   */
+  __device__ __forceinline__ void attend(uint32_t qTile, uint32_t kTile, uint32_t vTile, int base, int kvLenFirst) {
+    scoresStep<D>(p, qTile, kTile);
+    const int limit0 = kvLenFirst + row0;
+    prefill::softmaxStep(p, o, st, base, limit0, limit0 + 8, base + kKeys > kvLenFirst + warp * 16, scaleLog2);
+    valuesStep<D>(o, p, vTile);
+  }
+};
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 

@@ -209,27 +209,11 @@ __global__ void prefillCombineKernel(PrefillAttentionArgs a) {
   if (r >= tileRows || head >= a.numHeads) return;  // whole warps
   const int row = firstRow + r;
   const size_t first = partialIndex(a, row, head, 0);
-  const bool holds = lane * E < D;
   const float* part = a.partial + first * D + lane * E;
   const float2 ml = lane < a.numSplits ? partialMl(a)[first + lane] : make_float2(-INFINITY, 0.f);
-  float values[kPrefillMaxSplits][E];
-#pragma unroll
-  for (int s = 0; s < kPrefillMaxSplits; s++) {
-    if (s < a.numSplits && holds) {
-      loadFloats(part + s * D, values[s]);
-    } else {
-#pragma unroll
-      for (int e = 0; e < E; e++) values[s][e] = 0.f;
-    }
-  }
-  float sum;
-  const float weight = splitWeight(ml, sum);
-  float out[E];
-  mergeValues(weight, sum, values, out);
-  if (!holds) return;
-  bf16* to = a.out + static_cast<size_t>(row) * a.numHeads * D + static_cast<size_t>(head) * D + lane * E;
-#pragma unroll
-  for (int e = 0; e < E; e++) to[e] = __float2bfloat16(out[e]);
+  mergeSplitRow<kPrefillMaxSplits, E>(
+      ml, a.numSplits, lane * E < D, [&](int s, float(&v)[E]) { loadFloats(part + s * D, v); },
+      a.out + static_cast<size_t>(row) * a.numHeads * D + static_cast<size_t>(head) * D + lane * E);
 }
 
 // The mma.sync kernel's shared-memory opt-in where it needs one, once; either way the kernel is loaded (see
