@@ -252,11 +252,7 @@ int residentClusters(K kernel, int splits) {
   int clusters = cached != nullptr ? cached->load(std::memory_order_relaxed) : 0;
   if (clusters > 0) return clusters;
   wgmma::prepare(kernel);
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = 1;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = splits;
+  cudaLaunchAttribute attribute = clusterDimension(dim3(1, 1, splits));
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(1, 1, splits);
   config.blockDim = K::threads;
@@ -276,10 +272,9 @@ int residentClusters(K kernel, int splits) {
 // took an agent turn's step from 4.79-4.80 to 4.71-4.72 ms against 7 splits of 5 steps and the combine kernel.
 template <typename Resident>
 int clusterSplits(const PrefillAttentionArgs& args, long clusters, Resident resident) {
-  const int steps = (args.maxKvLen + kPrefillKvStep - 1) / kPrefillKvStep;
-  const auto stepsEach = [&](int splits) { return (steps + splits - 1) / splits; };
+  const int most = prefillStepsPerSplit(args.maxKvLen, args.numSplits) + 1;
   for (int splits = std::min(args.numSplits, kPrefillMaxClusterSplits); splits > 1; splits--) {
-    if (stepsEach(splits) > stepsEach(args.numSplits) + 1) return 0;
+    if (prefillStepsPerSplit(args.maxKvLen, splits) > most) return 0;
     if (clusters <= resident(splits)) return splits;
   }
   return 0;

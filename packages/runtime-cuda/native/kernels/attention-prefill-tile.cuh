@@ -37,8 +37,7 @@ __device__ __forceinline__ TileWork tileWork(const PrefillAttentionArgs& a, int 
   w.kvLenFirst = tile[3];
   w.slots = a.kvIndices + tile[2];
   const int kvEnd = w.kvLenFirst + w.numRows - 1;  // entries the tile's last row sees
-  const int steps = (kvEnd + kKeys - 1) / kKeys;
-  const int splitLen = (steps + a.numSplits - 1) / a.numSplits * kKeys;
+  const int splitLen = prefillStepsPerSplit(kvEnd, a.numSplits) * kKeys;
   w.begin = blockIdx.z * splitLen;
   w.end = min(kvEnd, w.begin + splitLen);
   return w;

@@ -13,6 +13,11 @@ namespace ferrum {
 constexpr int kPrefillTileRows = 64;
 /** Kv entries a prefill block walks per step; a tile's kv splits are whole steps. */
 constexpr int kPrefillKvStep = 64;
+/** Steps of kPrefillKvStep entries each of `splits` equal kv splits of a `kvLen`-entry list takes. */
+__host__ __device__ inline int prefillStepsPerSplit(int kvLen, int splits) {
+  const int steps = (kvLen + kPrefillKvStep - 1) / kPrefillKvStep;
+  return (steps + splits - 1) / splits;
+}
 /** Kv splits a prefill tile is cut into at most: the combine kernel gives each split one lane and one load. */
 constexpr int kPrefillMaxSplits = 16;
 /** Kv splits the producer kernel merges in a thread-block cluster at most (the portable cluster size). */
@@ -28,8 +33,8 @@ struct PrefillAttentionArgs {
                             // the first row sees; row i of the tile sees that many + i
   int numTiles;
   bf16* out;                // [T][numHeads * headDim]
-  float* partial;           // when numSplits > 1 and no cluster merges them: O at [T][numHeads][numSplits][headDim], then (m, l) float pairs at
-                            // [T][numHeads][numSplits] (attention-partials.cuh)
+  float* partial;           // when numSplits > 1 and no cluster merges them: O at [T][numHeads][numSplits][headDim],
+                            // then (m, l) float pairs at [T][numHeads][numSplits] (attention-partials.cuh)
   int numRows;              // T: the step's rows, which the partials are indexed by
   int numHeads, numKvHeads, headDim;
   int numSplits;            // kv ranges per tile (each tile's list cut into equal whole steps of 64)
@@ -54,9 +59,8 @@ inline int choosePrefillSplits(int numTiles, int numHeads, int maxKvLen, int num
   int splits = std::min((2 * numSms + blocks - 1) / blocks, maxKvLen / kMinKvPerSplit);
   splits = std::min<int>(splits, static_cast<int>(partialRowSplits / static_cast<size_t>(numTokens)));
   splits = std::max(1, std::min(splits, kPrefillMaxSplits));
-  const int steps = (maxKvLen + kPrefillKvStep - 1) / kPrefillKvStep;
-  const int stepsEach = (steps + splits - 1) / splits;
-  return (steps + stepsEach - 1) / stepsEach;
+  const int stepsEach = prefillStepsPerSplit(maxKvLen, splits);
+  return (prefillStepsPerSplit(maxKvLen, 1) + stepsEach - 1) / stepsEach;
 }
 
 /** Head dims the prefill kernel is instantiated for; others run every row through launchAttention. */

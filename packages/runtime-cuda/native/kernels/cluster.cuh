@@ -1,5 +1,5 @@
-// Thread-block cluster primitives (Hopper, sm_90): a block's rank in its cluster, the cluster-wide barrier, and
-// loads from another block's shared memory (distributed shared memory).
+// Thread-block cluster primitives (Hopper, sm_90): the cluster-wide barrier, and loads from another block's shared
+// memory (distributed shared memory).
 #pragma once
 
 #include <cstdint>
@@ -8,13 +8,6 @@ namespace ferrum {
 namespace cluster {
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-
-/** This block's rank in its cluster. */
-__device__ __forceinline__ uint32_t rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
 
 /**
  * Every thread of every block of the cluster: the shared-memory writes of each before it are visible to all after

@@ -51,6 +51,16 @@ __device__ __forceinline__ void beginDependentWork() {
 /** Whether launchKernel asks for programmatic serialization (setProgrammaticLaunch, in launch.cu). */
 extern std::atomic<bool> gProgrammaticLaunch;
 
+/** The launch attribute of thread-block clusters of `cluster` blocks. */
+inline cudaLaunchAttribute clusterDimension(dim3 cluster) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster.x;
+  attribute.val.clusterDim.y = cluster.y;
+  attribute.val.clusterDim.z = cluster.z;
+  return attribute;
+}
+
 /**
  * Launches `kernel` on `stream` (with PDL when enabled) in thread-block clusters of `cluster` blocks (1 × 1 × 1: no
  * clusters; each grid dimension a multiple of the cluster's), and checks the launch; `name` labels the error.
@@ -65,13 +75,7 @@ void launchKernelInClusters(const char* name, void (*kernel)(Params...), dim3 gr
     attributes[count].val.programmaticStreamSerializationAllowed = 1;
     count++;
   }
-  if (cluster.x * cluster.y * cluster.z > 1) {
-    attributes[count].id = cudaLaunchAttributeClusterDimension;
-    attributes[count].val.clusterDim.x = cluster.x;
-    attributes[count].val.clusterDim.y = cluster.y;
-    attributes[count].val.clusterDim.z = cluster.z;
-    count++;
-  }
+  if (cluster.x * cluster.y * cluster.z > 1) attributes[count++] = clusterDimension(cluster);
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
