@@ -107,6 +107,8 @@ class ModelRunner {
   int maxSampleRows() const { return config_.maxSampleRows; }
   /** Steps replayed from a captured decode graph, and graphs captured so far. */
   uint64_t graphSteps() const { return graphSteps_.load(std::memory_order_relaxed); }
+  /** Prefill attention launches (a layer each) whose kv splits were merged in thread-block clusters. */
+  uint64_t clusterMergedLaunches() const { return clusterMergedLaunches_.load(std::memory_order_relaxed); }
   /** GPU time of every step so far (CUDA events around each step's stream work), in nanoseconds. */
   uint64_t gpuStepNanos() const { return gpuStepNanos_.load(std::memory_order_relaxed); }
   size_t graphsCaptured() const {
@@ -206,6 +208,7 @@ class ModelRunner {
   std::map<int, cudaGraphExec_t> graphs_;         // bucket -> executable graph (nullptr: capture failed)
   // Written by the worker thread, read by Info on the JS thread.
   std::atomic<uint64_t> graphSteps_{0};
+  std::atomic<uint64_t> clusterMergedLaunches_{0};
   std::atomic<uint64_t> gpuStepNanos_{0};
 };
 

@@ -265,6 +265,7 @@ Napi::Value NativeExecutor::Info(const Napi::CallbackInfo& info) {
   out.Set("weightBytes", Napi::Number::New(env, static_cast<double>(runner_->weightBytes())));
   out.Set("kvPoolBytes", Napi::Number::New(env, static_cast<double>(runner_->kvPoolBytes())));
   out.Set("graphSteps", Napi::Number::New(env, static_cast<double>(runner_->graphSteps())));
+  out.Set("clusterMergedLaunches", Napi::Number::New(env, static_cast<double>(runner_->clusterMergedLaunches())));
   out.Set("graphsCaptured", Napi::Number::New(env, static_cast<double>(runner_->graphsCaptured())));
   out.Set("spinWait", Napi::Boolean::New(env, runner_->spinWait()));
   out.Set("gpuStepSeconds", Napi::Number::New(env, static_cast<double>(runner_->gpuStepNanos()) / 1e9));

@@ -166,7 +166,7 @@ void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPla
       prefill.wgmma = prefillWgmma_;
       prefill.clusterSplits = prefillClusterSplits_;
       prefill.numSms = numSms_;
-      launchPrefillAttention(prefill, stream_);
+      if (launchPrefillAttention(prefill, stream_)) clusterMergedLaunches_.fetch_add(1, std::memory_order_relaxed);
     }
 
     runLayerTail(w, residual, T);

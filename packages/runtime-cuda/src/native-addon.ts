@@ -110,6 +110,11 @@ export interface NativeExecutorInfo {
   readonly kvPoolBytes: number;
   /** Steps replayed from a captured decode graph so far. */
   readonly graphSteps: number;
+  /**
+   * Prefill attention launches (one a layer) whose kv splits were merged inside thread-block clusters rather than by
+   * the combine kernel (Hopper; FERRUM_CUDA_CLUSTER_SPLITS).
+   */
+  readonly clusterMergedLaunches: number;
   /** Decode graphs captured so far (one per batch-size bucket used). */
   readonly graphsCaptured: number;
   /**

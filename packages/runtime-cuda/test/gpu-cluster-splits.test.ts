@@ -3,12 +3,11 @@
 // FERRUM_CUDA_CLUSTER_SPLITS=0, the splits go through global memory and prefillCombineKernel. Both merges share
 // splitWeights / mergeSplits (explicitly rounded), so the logits must be the same bits. The shapes cover 3, 4 and
 // 8 splits (uneven and even shares of the tile's rows), a partial tile, two heads a block and one.
-import type { ModelExecutor } from '@ferrum/interfaces';
 import { loadModelConfig } from '@ferrum/models';
 import { buildBatch, range } from '@ferrum/models/testing';
 import { seededRandom } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createCudaBackend } from '../src/index.js';
+import { type CudaModelExecutor, createCudaBackend } from '../src/index.js';
 import { cudaAvailability, dummyQwen3Dir, loadCuda } from './support.js';
 
 const { available, reason } = await cudaAvailability();
@@ -30,19 +29,19 @@ describe.skipIf(!hopper)(
     ])(
       'head dim $headDim, $kvHeads kv heads, $chunk rows over $prefix',
       ({ headDim, kvHeads, prefix, chunk }) => {
-        const executors: ModelExecutor[] = [];
+        const executors: CudaModelExecutor[] = [];
         let vocab = 0;
         const prompt: number[] = [];
         beforeAll(async () => {
           const dir = dummyQwen3Dir(headDim, 4, kvHeads);
           const config = await loadModelConfig(dir);
           vocab = config.vocabSize;
-          executors.push(await loadCuda(dir, config, { enforceEager: true }, 'dummy'));
+          const load = async () =>
+            (await loadCuda(dir, config, { enforceEager: true }, 'dummy')) as CudaModelExecutor;
+          executors.push(await load());
           // The runner reads the switch when the model loads.
           vi.stubEnv('FERRUM_CUDA_CLUSTER_SPLITS', '0');
-          executors.push(
-            await loadCuda(dir, config, { enforceEager: true }, 'dummy').finally(() => vi.unstubAllEnvs()),
-          );
+          executors.push(await load().finally(() => vi.unstubAllEnvs()));
           const random = seededRandom(7);
           for (let i = 0; i < prefix + chunk; i++) prompt.push(Math.floor(random() * vocab));
         });
@@ -50,7 +49,7 @@ describe.skipIf(!hopper)(
           for (const executor of executors) await executor.dispose();
         });
 
-        const chunkLogits = async (executor: ModelExecutor) => {
+        const chunkLogits = async (executor: CudaModelExecutor) => {
           for (let from = 0; from < prefix; from += 512) {
             const to = Math.min(prefix, from + 512);
             await executor.forward(
@@ -58,15 +57,20 @@ describe.skipIf(!hopper)(
             );
           }
           const end = prefix + chunk;
+          const mergedBefore = executor.memory().clusterMergedLaunches;
           const result = await executor.forward(
             buildBatch([{ tokens: prompt.slice(prefix, end), kvSlots: range(0, end), sample: 'all' }]),
           );
           if (!result.logits) throw new Error('no logits returned');
-          return result.logits;
+          return { logits: result.logits, merged: executor.memory().clusterMergedLaunches - mergedBefore };
         };
 
         it('gives the same logits, bit for bit', async () => {
-          const [cluster, combine] = [await chunkLogits(executors[0]), await chunkLogits(executors[1])];
+          const [clustered, combined] = [await chunkLogits(executors[0]), await chunkLogits(executors[1])];
+          // The chunk's two layers merged their splits in clusters by default, and not with the switch off.
+          expect(clustered.merged).toBe(2);
+          expect(combined.merged).toBe(0);
+          const [cluster, combine] = [clustered.logits, combined.logits];
           expect(cluster.length).toBe(chunk * vocab);
           expect(cluster.some((v) => v !== 0)).toBe(true);
           let differing = 0;

@@ -243,7 +243,7 @@ void preloadFor(const PrefillAttentionArgs& args) {
 }
 
 template <int D>
-void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
+bool launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
   bool merged = false;
   if (a.wgmma && prefillWgmmaSupportsHeadDim(D)) {
     merged = launchPrefillAttentionWgmma(a, stream);
@@ -257,6 +257,7 @@ void launchFor(const PrefillAttentionArgs& a, cudaStream_t stream) {
                  dim3(a.numTiles * kRows, (a.numHeads + kCombineWarps - 1) / kCombineWarps), 32 * kCombineWarps, 0,
                  stream, a);
   }
+  return merged;
 }
 
 }  // namespace
@@ -275,8 +276,8 @@ void preloadPrefillAttention(const PrefillAttentionArgs& args) {
   }
 }
 
-void launchPrefillAttention(const PrefillAttentionArgs& args, cudaStream_t stream) {
-  if (args.numTiles == 0) return;
+bool launchPrefillAttention(const PrefillAttentionArgs& args, cudaStream_t stream) {
+  if (args.numTiles == 0) return false;
   switch (args.headDim) {
     case 16: return launchFor<16>(args, stream);
     case 32: return launchFor<32>(args, stream);

@@ -65,7 +65,8 @@ inline int choosePrefillSplits(int numTiles, int numHeads, int maxKvLen, int num
 
 /** Head dims the prefill kernel is instantiated for; others run every row through launchAttention. */
 bool prefillAttentionSupportsHeadDim(int headDim);
-void launchPrefillAttention(const PrefillAttentionArgs& args, cudaStream_t stream);
+/** Returns whether the attention kernel merged the kv splits itself (launchPrefillAttentionProducer's clusters). */
+bool launchPrefillAttention(const PrefillAttentionArgs& args, cudaStream_t stream);
 /**
  * Loads the kernels launchPrefillAttention may run for `args`' head dim, heads and `wgmma` (the split combine
  * included). CUDA loads a kernel at its first launch by default, and that launch held up a step of the H100's
