@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 #include "attention-prefill-wgmma.cuh"
 #include "attention-prefill.h"
@@ -38,6 +39,10 @@ using wgmma::SwizzledTile;
 constexpr int kStages = 4;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// Hardware barriers: 1 + h for warpgroup h's Q, 1 + kHeads for both warpgroups before the cluster exchange, and
+// kTurnBarrier + h for warpgroup h's tensor-core turns.
+constexpr int kTurnBarrier = 4;
+
 __device__ __forceinline__ void barrierInit(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
 }
@@ -60,6 +65,10 @@ __device__ __forceinline__ void barrierWait(uint32_t bar, uint32_t parity) {
 // Among `threads` threads of the block (a warpgroup), on hardware barrier `id` (0 is __syncthreads').
 __device__ __forceinline__ void groupSync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// Counts this warpgroup's threads towards barrier `id`'s `threads` without waiting.
+__device__ __forceinline__ void groupArrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // The producer warp's gather of kKeys entries (`valid` of them real, the rest zero-filled, so that masked P·V never
@@ -205,14 +214,31 @@ __global__ void __launch_bounds__(kHeads * kThreads + 32, 1) prefillAttentionPro
     wgmma::fenceAsyncProxy();
     groupSync(1 + group, kThreads);  // the warpgroup's Q is in
 
+    // Turn j issues P·V of step j − 1 and S of step j (wgmma::Consumer). Two warpgroups take their turns in
+    // alternation, on named barriers kTurnBarrier + group: each waits for the other's turn to be issued before it
+    // issues its own, so one's softmax runs while the other's products do.
+    constexpr bool kPingPong = kHeads == 2;
     wgmma::Consumer<D> c(t, a.scale);
-    for (int s = 0; s < numSteps; s++) {
-      const int b = s % kStages;
-      barrierWait(fullBar(b), (s / kStages) & 1);
-      wgmma::fenceAsyncProxy();
-      const uint32_t kTile = kvTiles + 2 * b * Tile::kBytes;
-      c.attend(qTile, kTile, kTile + Tile::kBytes, begin + s * kKeys, w.kvLenFirst);
-      if ((t & 31) == 0) barrierArrive(emptyBar(b));
+    const auto kTileOf = [&](int s) { return kvTiles + 2 * (s % kStages) * Tile::kBytes; };
+    const auto turn = [&](auto values, auto scores, int j) {
+      constexpr bool kValues = decltype(values)::value, kScores = decltype(scores)::value;
+      if constexpr (kPingPong) groupSync(kTurnBarrier + group, 2 * kThreads);
+      if constexpr (kScores) {
+        barrierWait(fullBar(j % kStages), (j / kStages) & 1);
+        wgmma::fenceAsyncProxy();
+      }
+      c.template issueTurn<kValues, kScores>(kTileOf(j - 1) + Tile::kBytes, qTile, kTileOf(j));
+      // Warpgroup 1's last turn has no turn of warpgroup 0 after it.
+      if (kPingPong && (kScores || group == 0)) groupArrive(kTurnBarrier + 1 - group, 2 * kThreads);
+      c.template landTurn<kValues, kScores>();
+      if (kValues && (t & 31) == 0) barrierArrive(emptyBar((j - 1) % kStages));  // step j − 1 is done with it
+      if constexpr (kScores) c.softmaxAndPack(begin + j * kKeys, w.kvLenFirst);
+    };
+    if (numSteps > 0) {
+      if (kPingPong && group == 1) groupArrive(kTurnBarrier, 2 * kThreads);  // warpgroup 0 goes first
+      turn(std::false_type{}, std::true_type{}, 0);
+      for (int j = 1; j < numSteps; j++) turn(std::true_type{}, std::true_type{}, j);
+      turn(std::true_type{}, std::false_type{}, numSteps);
     }
     if constexpr (kCluster) {
       groupSync(1 + kHeads, kHeads * kThreads);  // both warpgroups are done with the buffers the exchange covers

@@ -108,33 +108,53 @@ __device__ __forceinline__ void wgmmaValues(float (&d)[16][4], const uint32_t (&
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
 }
 
-// S = Q·Kᵀ for one step: D/16 k-steps of 16 dims, Q at qTile and K at kTile.
+// Issues S = Q·Kᵀ for one step: D/16 k-steps of 16 dims, Q at qTile and K at kTile (after a wgmmaFence).
 template <int D>
-__device__ __forceinline__ void scoresStep(float (&p)[kKeys / 8][4], uint32_t qTile, uint32_t kTile) {
+__device__ __forceinline__ void issueScores(float (&p)[kKeys / 8][4], uint32_t qTile, uint32_t kTile) {
   using Tile = SwizzledTile<D>;
-  wgmmaFence();
 #pragma unroll
   for (int s = 0; s < D / 16; s++) {
     wgmmaScores(p, descriptor(qTile + Tile::stepOffset(s), 16), descriptor(kTile + Tile::stepOffset(s), 16), s > 0);
   }
-  wgmmaCommit();
-  wgmmaWaitAll();
-  holdRegisters(p);
 }
 
-// O += P·V for one step: k-step j covers keys 16j .. 16j + 15, 16 rows (2,048 bytes) of the V tile at vTile.
+// Issues O += P·V for one step, P packed in hi and lo (after a wgmmaFence): k-step j covers keys 16j .. 16j + 15,
+// 16 rows (2,048 bytes) of the V tile at vTile.
 template <int D>
-__device__ __forceinline__ void valuesStep(float (&o)[D / 8][4], const float (&p)[kKeys / 8][4], uint32_t vTile) {
-  uint32_t hi[kKeys / 16][4], lo[kKeys / 16][4];
-#pragma unroll
-  for (int j = 0; j < kKeys / 16; j++) prefill::packP(p, j, hi[j], lo[j]);
-  wgmmaFence();
+__device__ __forceinline__ void issueValues(float (&o)[D / 8][4], const uint32_t (&hi)[kKeys / 16][4],
+                                            const uint32_t (&lo)[kKeys / 16][4], uint32_t vTile) {
 #pragma unroll
   for (int j = 0; j < kKeys / 16; j++) {
     const uint64_t v = descriptor(vTile + j * 16 * 128, SwizzledTile<D>::kPanelBytes);
     wgmmaValues(o, hi[j], v);
     wgmmaValues(o, lo[j], v);
   }
+}
+
+// P (one step's probabilities) as the bf16 hi + lo pairs of P·V's A fragments.
+__device__ __forceinline__ void packSteps(const float (&p)[kKeys / 8][4], uint32_t (&hi)[kKeys / 16][4],
+                                          uint32_t (&lo)[kKeys / 16][4]) {
+#pragma unroll
+  for (int j = 0; j < kKeys / 16; j++) prefill::packP(p, j, hi[j], lo[j]);
+}
+
+// S = Q·Kᵀ for one step, waited for.
+template <int D>
+__device__ __forceinline__ void scoresStep(float (&p)[kKeys / 8][4], uint32_t qTile, uint32_t kTile) {
+  wgmmaFence();
+  issueScores<D>(p, qTile, kTile);
+  wgmmaCommit();
+  wgmmaWaitAll();
+  holdRegisters(p);
+}
+
+// O += P·V for one step, waited for.
+template <int D>
+__device__ __forceinline__ void valuesStep(float (&o)[D / 8][4], const float (&p)[kKeys / 8][4], uint32_t vTile) {
+  uint32_t hi[kKeys / 16][4], lo[kKeys / 16][4];
+  packSteps(p, hi, lo);
+  wgmmaFence();
+  issueValues<D>(o, hi, lo, vTile);
   wgmmaCommit();
   wgmmaWaitAll();
   holdRegisters(o);
@@ -193,6 +213,7 @@ struct Consumer {
   int row0;  // this thread's two rows in the tile: row0, row0 + 8
   float scaleLog2;
   float o[D / 8][4], p[kKeys / 8][4];
+  uint32_t hi[kKeys / 16][4], lo[kKeys / 16][4];  // a step's P, packed, between its softmax and its turn's P·V
   prefill::RowStats st;
 
   /** `t`: this thread's index in its warpgroup; `scale`: the attention scale. */
@@ -209,9 +230,45 @@ struct Consumer {
    */
   __device__ __forceinline__ void attend(uint32_t qTile, uint32_t kTile, uint32_t vTile, int base, int kvLenFirst) {
     scoresStep<D>(p, qTile, kTile);
+    softmax(base, kvLenFirst);
+    valuesStep<D>(o, p, vTile);
+  }
+
+  // The same steps cut into turns, for warpgroups that take turns on the tensor cores: turn j issues O += P·V of step
+  // j − 1 (P packed at the end of turn j − 1) and S of step j as one group; the warpgroup then waits for it and runs
+  // step j's softmax while the other warpgroup's turn runs.
+
+  /** Issues turn j's products: P·V from V at vTile (kValues), S from Q at qTile and K at kTile (kScores). */
+  template <bool kValues, bool kScores>
+  __device__ __forceinline__ void issueTurn(uint32_t vTile, uint32_t qTile, uint32_t kTile) {
+    wgmmaFence();
+    if constexpr (kValues) issueValues<D>(o, hi, lo, vTile);
+    if constexpr (kScores) issueScores<D>(p, qTile, kTile);
+    wgmmaCommit();
+  }
+
+  /** Waits for the turn's products. */
+  template <bool kValues, bool kScores>
+  __device__ __forceinline__ void landTurn() {
+    wgmmaWaitAll();
+    if constexpr (kValues) {
+      holdRegisters(o);
+      holdRegisters(hi);
+      holdRegisters(lo);
+    }
+    if constexpr (kScores) holdRegisters(p);
+  }
+
+  /** Step j's softmax over S (the step from `base`, as in attend), then P packed for the next turn. */
+  __device__ __forceinline__ void softmaxAndPack(int base, int kvLenFirst) {
+    softmax(base, kvLenFirst);
+    packSteps(p, hi, lo);
+  }
+
+ private:
+  __device__ __forceinline__ void softmax(int base, int kvLenFirst) {
     const int limit0 = kvLenFirst + row0;
     prefill::softmaxStep(p, o, st, base, limit0, limit0 + 8, base + kKeys > kvLenFirst + warp * 16, scaleLog2);
-    valuesStep<D>(o, p, vTile);
   }
 };
 
