@@ -10,11 +10,12 @@
 //     a 512-token prompt and 42.0 against 42.4 for 1,024, against the same loop without the turns
 //     (bench/results/cuda-ping-pong-2026-11-22-pass20.md).
 // Why: the two-blocks-a-multiprocessor kernel ends every step with a block-wide barrier (for its own gathers), so
-// both warpgroups run their softmax, and then their products, at the same time. Here neither waits on the other,
-// and the gathers' issue leaves the consumers. On the H100 (Qwen3-4B shape, 2 layers under Nsight Compute, hi + lo
-// P) a layer's attention read 15.9 against 16.9 µs for 64 new tokens over 2,064 cached, 21.9 against 23.3 for a
-// 512-token prompt, 42.3 against 50.7 for 1,024; it lost from ~1,500 tokens (85.8 against 79.7), where the other
-// kernel keeps four warpgroups a multiprocessor busy (bench/results/cuda-attention-producer-2026-11-22-pass16.md).
+// both warpgroups run their softmax, and then their products, at the same time. Here no block-wide barrier ties
+// their steps together, and the gathers' issue leaves the consumers. On the H100 (Qwen3-4B shape, 2 layers under
+// Nsight Compute, hi + lo P) a layer's attention read 15.9 against 16.9 µs for 64 new tokens over 2,064 cached, 21.9
+// against 23.3 for a 512-token prompt, 42.3 against 50.7 for 1,024; it lost from ~1,500 tokens (85.8 against 79.7),
+// where the other kernel keeps four warpgroups a multiprocessor busy
+// (bench/results/cuda-attention-producer-2026-11-22-pass16.md).
 // cp.async writes through the generic proxy and wgmma reads through the async one: a consumer fences the proxies
 // after its wait on `full`, as the other kernel does after its barrier.
 // A chunk over a long cached prefix cuts each tile's kv list into splits. Where a tile's splits fit one thread-block
