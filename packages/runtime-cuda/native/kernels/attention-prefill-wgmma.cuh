@@ -131,9 +131,9 @@ __device__ __forceinline__ void issueValues(float (&o)[D / 8][4], const uint32_t
   }
 }
 
-// P (one step's probabilities) as the bf16 hi + lo pairs of P·V's A fragments.
-__device__ __forceinline__ void packSteps(const float (&p)[kKeys / 8][4], uint32_t (&hi)[kKeys / 16][4],
-                                          uint32_t (&lo)[kKeys / 16][4]) {
+// One step's P (probabilities) as the bf16 hi + lo pairs of P·V's A fragments.
+__device__ __forceinline__ void packStep(const float (&p)[kKeys / 8][4], uint32_t (&hi)[kKeys / 16][4],
+                                         uint32_t (&lo)[kKeys / 16][4]) {
 #pragma unroll
   for (int j = 0; j < kKeys / 16; j++) prefill::packP(p, j, hi[j], lo[j]);
 }
@@ -152,7 +152,7 @@ __device__ __forceinline__ void scoresStep(float (&p)[kKeys / 8][4], uint32_t qT
 template <int D>
 __device__ __forceinline__ void valuesStep(float (&o)[D / 8][4], const float (&p)[kKeys / 8][4], uint32_t vTile) {
   uint32_t hi[kKeys / 16][4], lo[kKeys / 16][4];
-  packSteps(p, hi, lo);
+  packStep(p, hi, lo);
   wgmmaFence();
   issueValues<D>(o, hi, lo, vTile);
   wgmmaCommit();
@@ -262,7 +262,7 @@ struct Consumer {
   /** Step j's softmax over S (the step from `base`, as in attend), then P packed for the next turn. */
   __device__ __forceinline__ void softmaxAndPack(int base, int kvLenFirst) {
     softmax(base, kvLenFirst);
-    packSteps(p, hi, lo);
+    packStep(p, hi, lo);
   }
 
  private:
