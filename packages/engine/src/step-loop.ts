@@ -2,6 +2,9 @@ import type { ScheduledStep, Scheduler, SequenceState, SequenceUpdate } from '@f
 import type { TokenLogprob } from '@ferrum/types';
 import type { StepRunner, StepTokens } from './step-runner.js';
 
+/** Awaited to let the microtasks queued before it (the streams' readers) run first. */
+const READERS_TURN = Promise.resolve();
+
 /** What the loop tells its engine. */
 export interface StepLoopHooks {
   /** `step` went to the runtime. */
@@ -30,6 +33,7 @@ interface LaunchedStep {
  *   N keeps its row in N + 1, computed and ignored by `complete(N + 1)` (its KV was freed when it ended).
  * - otherwise: N is awaited and completed (which writes N's tokens into N + 1's placeholders), N + 1 is
  *   launched, and only then N's tokens are streamed: between two steps the runtime waits for `complete()`.
+ * In both, N's streams' readers run before step N + 2 is planned (they wait on the loop, not the runtime).
  * Without async scheduling each step is completed and streamed before the next is planned (the plain loop,
  * kept as the reference).
  */
@@ -69,14 +73,17 @@ export class StepLoop {
         if (early !== null) {
           current = early;
           early = null;
-          this.hooks.onUpdates(updates, logprobs);
         } else if (this.overlap) {
           current = planned !== null && this.needsRun(planned) ? this.launch(planned) : this.launchNext();
-          this.hooks.onUpdates(updates, logprobs);
         } else {
           this.hooks.onUpdates(updates, logprobs);
           current = this.launchNext();
+          continue;
         }
+        this.hooks.onUpdates(updates, logprobs);
+        // A step runs: the streams' readers take these tokens before the step after it is planned, which
+        // would otherwise delay every chunk (a first token too) by a step's planning and launch.
+        if (current !== null) await READERS_TURN;
       }
     } catch (error) {
       // The runtime finishes the steps it was given before the requests fail.

@@ -2,7 +2,7 @@ import { createEngine, type FerrumEngine } from '@ferrum/engine';
 import type { ComputeBackend, ModelExecutor, Scheduler } from '@ferrum/interfaces';
 import { createCpuBackend } from '@ferrum/runtime-cpu';
 import { createScheduler } from '@ferrum/scheduler';
-import type { GenerateRequest } from '@ferrum/types';
+import type { GenerateChunk, GenerateRequest } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Collected, collect } from './collect.js';
 import { fixtureDir, readGolden } from './fixture-models.js';
@@ -62,6 +62,15 @@ function loggingScheduler(events: string[], inner: Scheduler): Scheduler {
   };
 }
 
+/** Passes `stream` on, logging `token k` when its reader receives the request's k-th token. */
+async function* logTokens(stream: AsyncIterable<GenerateChunk>, events: string[]): AsyncIterable<GenerateChunk> {
+  let numTokens = 0;
+  for await (const chunk of stream) {
+    for (let i = 0; i < chunk.tokenIds.length; i++) events.push(`token ${numTokens++}`);
+    yield chunk;
+  }
+}
+
 /** Events of one request run alone (8 greedy tokens, or up to `stopTokenId`) on a slow backend. */
 async function eventsOf(asyncScheduling: boolean, stopTokenId?: number, early = false): Promise<string[]> {
   const events: string[] = [];
@@ -81,7 +90,7 @@ async function eventsOf(asyncScheduling: boolean, stopTokenId?: number, early = 
     stopTokenId === undefined
       ? { temperature: 0, maxTokens: 8, ignoreEos: true }
       : { temperature: 0, maxTokens: 24, ignoreEos: true, stopTokenIds: [stopTokenId] };
-  const out = await collect(engine.generate({ prompt: { tokenIds: golden.prompts[0] }, sampling }));
+  const out = await collect(logTokens(engine.generate({ prompt: { tokenIds: golden.prompts[0] }, sampling }), events));
   const end = stopTokenId === undefined ? 8 : expected.indexOf(stopTokenId) + 1;
   expect(out.tokens[0]).toEqual(expected.slice(0, end));
   await engine.shutdown();
@@ -119,6 +128,19 @@ describe('async scheduling on the CPU runtime', () => {
     const late = await eventsOf(true);
     for (let n = 0; n < 7; n++) {
       expect(late.indexOf(`forward ${n + 1}`)).toBeGreaterThan(late.indexOf(`resolved ${n}`));
+    }
+  });
+
+  it("streams step N's tokens before it builds step N + 2", async () => {
+    // Step N (the prefill, then decodes) samples token N. Step N + 1 is in flight by then, so the reader
+    // need not wait for N + 2's planning and launch.
+    for (const early of [false, true]) {
+      const events = await eventsOf(true, undefined, early);
+      for (let n = 0; n + 2 < 8; n++) {
+        const token = events.indexOf(`token ${n}`);
+        expect(token, `token ${n}, early launch ${early}`).toBeGreaterThan(events.indexOf(`resolved ${n}`));
+        expect(token, `token ${n}, early launch ${early}`).toBeLessThan(events.indexOf(`built ${n + 2}`));
+      }
     }
   });
 
