@@ -63,7 +63,10 @@ function loggingScheduler(events: string[], inner: Scheduler): Scheduler {
 }
 
 /** Passes `stream` on, logging `token k` when its reader receives the request's k-th token. */
-async function* logTokens(stream: AsyncIterable<GenerateChunk>, events: string[]): AsyncIterable<GenerateChunk> {
+async function* logTokens(
+  stream: AsyncIterable<GenerateChunk>,
+  events: string[],
+): AsyncIterable<GenerateChunk> {
   let numTokens = 0;
   for await (const chunk of stream) {
     for (let i = 0; i < chunk.tokenIds.length; i++) events.push(`token ${numTokens++}`);
@@ -90,7 +93,9 @@ async function eventsOf(asyncScheduling: boolean, stopTokenId?: number, early = 
     stopTokenId === undefined
       ? { temperature: 0, maxTokens: 8, ignoreEos: true }
       : { temperature: 0, maxTokens: 24, ignoreEos: true, stopTokenIds: [stopTokenId] };
-  const out = await collect(logTokens(engine.generate({ prompt: { tokenIds: golden.prompts[0] }, sampling }), events));
+  const out = await collect(
+    logTokens(engine.generate({ prompt: { tokenIds: golden.prompts[0] }, sampling }), events),
+  );
   const end = stopTokenId === undefined ? 8 : expected.indexOf(stopTokenId) + 1;
   expect(out.tokens[0]).toEqual(expected.slice(0, end));
   await engine.shutdown();
