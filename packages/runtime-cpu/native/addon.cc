@@ -18,12 +18,13 @@ Napi::Array strings(Napi::Env env, const std::vector<std::string>& values) {
   return out;
 }
 
-// probe(): { simd, usableSimd, features, numCpus }; cheap and never throws.
+// probe(): { simd, bf16Simd, usableSimd, features, numCpus }; cheap and never throws.
 Napi::Value probe(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object out = Napi::Object::New(env);
   const std::vector<std::string> usable = usableKernelNames();
-  out.Set("simd", usable.front());
+  out.Set("simd", defaultKernels(false, true)->name);
+  out.Set("bf16Simd", defaultKernels(true, true)->name);
   out.Set("usableSimd", strings(env, usable));
   out.Set("features", strings(env, cpuFeatures()));
   out.Set("numCpus", usableCpuCount());

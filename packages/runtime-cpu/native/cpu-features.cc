@@ -4,6 +4,8 @@
 
 #if defined(__linux__)
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 namespace ferrum {
@@ -17,6 +19,22 @@ bool hasAvx2() {
 bool hasAvx512() {
   return hasAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+bool hasAvx512Bf16() { return hasAvx512() && __builtin_cpu_supports("avx512bf16"); }
+// Linux hands out the 8 KB of tile state only to processes that ask (arch_prctl ARCH_REQ_XCOMP_PERM, 5.16 and
+// later); a thread touching the tiles without it is killed. Asked once, before any model's threads run AMX.
+bool amxGranted() {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr long kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
+  constexpr long kTileData = 18;               // XFEATURE_XTILEDATA
+  static const bool granted = syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  return granted;
+#else
+  return false;
+#endif
+}
+bool hasAmx() {
+  return hasAvx512() && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") && amxGranted();
 }
 #endif
 
@@ -35,6 +53,7 @@ std::vector<std::string> cpuFeatures() {
   if (__builtin_cpu_supports("avx512dq")) out.emplace_back("avx512dq");
   if (__builtin_cpu_supports("avx512bf16")) out.emplace_back("avx512_bf16");
   if (__builtin_cpu_supports("amx-tile")) out.emplace_back("amx_tile");
+  if (__builtin_cpu_supports("amx-bf16")) out.emplace_back("amx_bf16");
 #elif defined(__aarch64__)
   out.emplace_back("neon");
 #endif
@@ -43,6 +62,12 @@ std::vector<std::string> cpuFeatures() {
 
 std::vector<std::string> usableKernelNames() {
   std::vector<std::string> out;
+#if defined(FERRUM_HAVE_AMX)
+  if (hasAmx()) out.emplace_back("amx");
+#endif
+#if defined(FERRUM_HAVE_AVX512BF16)
+  if (hasAvx512Bf16()) out.emplace_back("avx512bf16");
+#endif
 #if defined(FERRUM_HAVE_AVX512)
   if (hasAvx512()) out.emplace_back("avx512");
 #endif
@@ -56,9 +81,26 @@ std::vector<std::string> usableKernelNames() {
   return out;
 }
 
+const KernelTable* defaultKernels(bool bf16Products, bool wholeTiles) {
+  const KernelTable* f32 = nullptr;
+  for (const std::string& name : usableKernelNames()) {
+    const KernelTable* table = kernelsByName(name);
+    if (name == "amx" && !wholeTiles) continue;
+    if (table->bf16Products == bf16Products) return table;
+    if (f32 == nullptr && !table->bf16Products) f32 = table;
+  }
+  return f32;  // bf16 products asked for, and no table here has them
+}
+
 const KernelTable* kernelsByName(const std::string& name) {
   for (const std::string& usable : usableKernelNames()) {
     if (usable != name) continue;
+#if defined(FERRUM_HAVE_AMX)
+    if (name == "amx") return amxKernels();
+#endif
+#if defined(FERRUM_HAVE_AVX512BF16)
+    if (name == "avx512bf16") return avx512Bf16Kernels();
+#endif
 #if defined(FERRUM_HAVE_AVX512)
     if (name == "avx512") return avx512Kernels();
 #endif

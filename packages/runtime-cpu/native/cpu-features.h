@@ -11,8 +11,17 @@ namespace ferrum {
 /** Instruction-set features this CPU has that matter to us ("avx2", "avx512f", "avx512_bf16", "neon", ...). */
 std::vector<std::string> cpuFeatures();
 
-/** Names of the kernel tables this build can run on this CPU, best first; always ends with "scalar". */
+/**
+ * Names of the kernel tables this build can run on this CPU, best first: those with bf16 products ("amx",
+ * "avx512bf16"), then the f32 ones; always ends with "scalar".
+ */
 std::vector<std::string> usableKernelNames();
+
+/**
+ * The table a model gets when none is named: the best usable one with bf16 products if `bf16Products` and this CPU
+ * has one, else the best f32 one. "amx" only where `wholeTiles` (every k of the model a multiple of 32).
+ */
+const KernelTable* defaultKernels(bool bf16Products, bool wholeTiles);
 
 /** The kernel table called `name`, or nullptr when this build or this CPU cannot run it. */
 const KernelTable* kernelsByName(const std::string& name);

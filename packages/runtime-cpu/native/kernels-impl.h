@@ -188,7 +188,7 @@ static void widen(DType dtype, const void* src, float* dst, int n) {
 
 template <class V>
 static KernelTable makeTable(const char* name) {
-  return KernelTable{name, &matmul<V>, &dot<V>, &axpy<V>, &widen<V>};
+  return KernelTable{name, false, &matmul<V>, nullptr, nullptr, &dot<V>, &axpy<V>, &widen<V>};
 }
 
 }  // namespace kernels

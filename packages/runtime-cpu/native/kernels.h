@@ -19,6 +19,11 @@ struct MatmulArgs {
   int k;
   const float* x;
   int ldx;
+  /**
+   * x as the table's packActivations left it: set (and read instead of x) for bf16 weights on a table with
+   * bf16Products, null otherwise.
+   */
+  const uint16_t* xPacked;
   int numTokens;
   float* y;
   int ldy;
@@ -26,10 +31,22 @@ struct MatmulArgs {
 };
 
 struct KernelTable {
-  /** "avx512", "avx2", "neon" or "scalar". */
+  /** "amx", "avx512bf16", "avx512", "avx2", "neon" or "scalar". */
   const char* name;
+  /**
+   * Whether bf16 weights are multiplied as bf16 × bf16 products, as transformers' bf16 modules do: x is rounded
+   * to bf16 first (packActivations). Other weight dtypes, and every table without it, multiply in f32.
+   */
+  bool bf16Products;
   /** Computes rows [rowBegin, rowEnd) of the product described by `args`. */
   void (*matmul)(const MatmulArgs& args, int rowBegin, int rowEnd);
+  /** bf16Products only: the uint16 elements packActivations writes for `numTokens` rows of `k`. */
+  size_t (*packedElements)(int numTokens, int k);
+  /**
+   * bf16Products only: rows [tokenBegin, tokenEnd) of x (numTokens rows of k) rounded to bf16 (to nearest even) into
+   * `out`, in the layout matmul reads; the range that ends at numTokens also writes the layout's padding.
+   */
+  void (*packActivations)(const float* x, int ldx, int numTokens, int k, int tokenBegin, int tokenEnd, uint16_t* out);
   /** sum_i a[i] * b[i]. */
   float (*dot)(const float* a, const float* b, int n);
   /** y[i] += alpha * x[i]. */
@@ -44,6 +61,12 @@ const KernelTable* avx2Kernels();
 #endif
 #if defined(FERRUM_HAVE_AVX512)
 const KernelTable* avx512Kernels();
+#endif
+#if defined(FERRUM_HAVE_AVX512BF16)
+const KernelTable* avx512Bf16Kernels();
+#endif
+#if defined(FERRUM_HAVE_AMX)
+const KernelTable* amxKernels();
 #endif
 #if defined(FERRUM_HAVE_NEON)
 const KernelTable* neonKernels();

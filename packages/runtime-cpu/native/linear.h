@@ -18,7 +18,11 @@ struct LinearOp {
   bool accumulate;
 };
 
-void runLinears(ThreadPool& pool, const KernelTable& kernels, const float* x, int ldx, int numTokens,
+/**
+ * Every op of `ops` on the same `numTokens` rows of x (each of the ops' k columns). On a table with bf16 products,
+ * x is first packed into `packed` (room for packedElements(numTokens, k)) when an op's weights are bf16.
+ */
+void runLinears(ThreadPool& pool, const KernelTable& kernels, const float* x, int ldx, int numTokens, uint16_t* packed,
                 std::initializer_list<LinearOp> ops);
 
 }  // namespace ferrum

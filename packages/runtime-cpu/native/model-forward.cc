@@ -47,7 +47,7 @@ void Model::attentionBlock(const BatchView& batch, int layer) {
   pool_.parallelFor(tokens, [&](int64_t begin, int64_t end, int) {
     for (int64_t t = begin; t < end; ++t) rmsNorm(hidden + t * h, w.inputNorm.f32(), shape_.rmsNormEps, normed + t * h, h);
   });
-  runLinears(pool_, *kernels_, normed, h, tokens,
+  runLinears(pool_, *kernels_, normed, h, tokens, packed_.as<uint16_t>(),
              {{&w.q, q, qDim, false}, {&w.k, k, kvDim, false}, {&w.v, v, kvDim, false}});
 
   // Per token: biases (Qwen2), per-head RMSNorm (Qwen3), RoPE, then K and V into the pool.
@@ -78,7 +78,7 @@ void Model::attentionBlock(const BatchView& batch, int layer) {
   attention(pool_, *kernels_, args);
 
   // hidden += o_proj(attention): the residual add happens in the GEMM's store.
-  runLinears(pool_, *kernels_, attn_.as<float>(), qDim, tokens, {{&w.o, hidden, h, true}});
+  runLinears(pool_, *kernels_, attn_.as<float>(), qDim, tokens, packed_.as<uint16_t>(), {{&w.o, hidden, h, true}});
   if (w.oBias.present()) {
     for (int t = 0; t < tokens; ++t) addBias(hidden + static_cast<size_t>(t) * h, w.oBias.f32(), h);
   }
@@ -92,11 +92,11 @@ void Model::mlpBlock(int tokens, int layer) {
   pool_.parallelFor(tokens, [&](int64_t begin, int64_t end, int) {
     for (int64_t t = begin; t < end; ++t) rmsNorm(hidden + t * h, w.postNorm.f32(), shape_.rmsNormEps, normed + t * h, h);
   });
-  runLinears(pool_, *kernels_, normed, h, tokens, {{&w.gate, gate, inter, false}, {&w.up, up, inter, false}});
+  runLinears(pool_, *kernels_, normed, h, tokens, packed_.as<uint16_t>(), {{&w.gate, gate, inter, false}, {&w.up, up, inter, false}});
   pool_.parallelFor(tokens, [&](int64_t begin, int64_t end, int) {
     for (int64_t t = begin; t < end; ++t) siluMul(gate + t * inter, up + t * inter, inter);
   });
-  runLinears(pool_, *kernels_, gate, inter, tokens, {{&w.down, hidden, h, true}});
+  runLinears(pool_, *kernels_, gate, inter, tokens, packed_.as<uint16_t>(), {{&w.down, hidden, h, true}});
 }
 
 // Final norm and lm_head for the sampled rows only, kLogitRows at a time; then greedy picks and host copies.
@@ -110,7 +110,7 @@ void Model::writeOutputs(const BatchView& batch) {
       const float* src = hidden_.as<float>() + static_cast<size_t>(batch.sampleRows.data[first + i]) * h;
       rmsNorm(src, weights_.finalNorm.f32(), shape_.rmsNormEps, rows + static_cast<size_t>(i) * h, h);
     }
-    runLinears(pool_, *kernels_, rows, h, count, {{&weights_.lmHead, logits, vocab, false}});
+    runLinears(pool_, *kernels_, rows, h, count, packed_.as<uint16_t>(), {{&weights_.lmHead, logits, vocab, false}});
     pool_.parallelFor(count, [&](int64_t begin, int64_t end, int) {
       for (int64_t i = begin; i < end; ++i) {
         const int32_t mode = batch.rowModes.data[first + i];

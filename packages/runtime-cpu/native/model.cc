@@ -6,13 +6,20 @@
 namespace ferrum {
 namespace {
 
-const KernelTable* chooseKernels(const std::string& name) {
-  const std::string wanted = name.empty() ? usableKernelNames().front() : name;
-  const KernelTable* table = kernelsByName(wanted);
+// AMX tiles read 32 k of a weight row at a time (kernels-amx.cc).
+bool wholeTiles(const ModelShape& s) { return s.hiddenSize % 32 == 0 && s.qDim() % 32 == 0 && s.intermediateSize % 32 == 0; }
+
+const KernelTable* chooseKernels(const ModelOptions& options) {
+  if (options.kernels.empty()) return defaultKernels(options.bf16Products, wholeTiles(options.shape));
+  const KernelTable* table = kernelsByName(options.kernels);
   if (table == nullptr) {
     std::string usable;
     for (const std::string& candidate : usableKernelNames()) usable += (usable.empty() ? "" : ", ") + candidate;
-    throw NativeError("invalid_argument", "SIMD path \"" + wanted + "\" is not usable here (usable: " + usable + ")");
+    throw NativeError("invalid_argument",
+                      "SIMD path \"" + options.kernels + "\" is not usable here (usable: " + usable + ")");
+  }
+  if (options.kernels == "amx" && !wholeTiles(options.shape)) {
+    throw NativeError("invalid_argument", "SIMD path \"amx\" needs hidden, attention and MLP sizes that are multiples of 32");
   }
   return table;
 }
@@ -42,7 +49,7 @@ Model::Model(const ModelOptions& options)
     : shape_(checked(options)),
       maxBatchTokens_(options.maxBatchTokens),
       maxBatchSeqs_(options.maxBatchSeqs),
-      kernels_(chooseKernels(options.kernels)),
+      kernels_(chooseKernels(options)),
       pool_(options.numThreads > 0 ? options.numThreads : usableCpuCount()),
       weights_(options.shape, options.tensors, options.dummy, options.seed, pool_),
       kv_(options.shape.numLayers, options.numSlots, options.numHostSlots, options.shape.kvDim()),
@@ -64,6 +71,16 @@ Model::Model(const ModelOptions& options)
   scores_ = floats(static_cast<size_t>(pool_.size()), scoresPerThread_, "attention scores");
   logitRows_ = floats(kLogitRows, static_cast<size_t>(shape_.hiddenSize), "logits");
   logits_ = floats(kLogitRows, static_cast<size_t>(shape_.vocabSize), "logits");
+  if (kernels_->bf16Products) {
+    // Every projection input (the lm_head's kLogitRows included), packed for the widest of them.
+    const int rows = maxBatchTokens_ > kLogitRows ? maxBatchTokens_ : kLogitRows;
+    size_t elements = 0;
+    for (int k : {shape_.hiddenSize, shape_.qDim(), shape_.intermediateSize}) {
+      const size_t need = kernels_->packedElements(rows, k);
+      if (need > elements) elements = need;
+    }
+    packed_ = AlignedBuffer(elements * sizeof(uint16_t), "activations");
+  }
 }
 
 }  // namespace ferrum

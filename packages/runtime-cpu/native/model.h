@@ -29,8 +29,10 @@ struct ModelOptions {
   int maxBatchSeqs = 0;
   /** Threads including the caller's; 0 means every usable CPU. */
   int numThreads = 0;
-  /** Kernel table name ("avx512", "avx2", "neon", "scalar"); empty picks the best usable. */
+  /** Kernel table name (usableKernelNames()); empty picks defaultKernels(bf16Products, ...). */
   std::string kernels;
+  /** With no table named: multiply bf16 weights as bf16 products where this CPU has a table for it. */
+  bool bf16Products = false;
 };
 
 class Model {
@@ -76,6 +78,7 @@ class Model {
   AlignedBuffer scores_;      // [threads][group × numSlots]
   AlignedBuffer logitRows_;   // [kLogitRows][hiddenSize]: final-normed sampled rows
   AlignedBuffer logits_;      // [kLogitRows][vocabSize]
+  AlignedBuffer packed_;      // bf16-product tables: a projection's input as packActivations leaves it
   size_t scoresPerThread_;
 };
 

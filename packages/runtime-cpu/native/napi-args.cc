@@ -137,6 +137,7 @@ ModelOptions parseModelOptions(const Napi::Object& options) {
   out.maxBatchSeqs = intField(options, "maxBatchSeqs", 1, 1 << 24);
   out.numThreads = intField(options, "numThreads", 0, 4096);
   out.kernels = stringField(options, "simd");
+  out.bf16Products = boolField(options, "bf16Products");
   out.shape.rope.bf16Frequencies = boolField(options, "ropeBf16Frequencies");
   Napi::Value tensors = field(options, "tensors");
   if (!tensors.IsArray()) invalid("tensors must be an array");

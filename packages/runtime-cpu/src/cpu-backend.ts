@@ -15,7 +15,10 @@ import { nativeLoadOptions } from './native-load-options.js';
 export interface CpuBackendOptions {
   /** Threads per model (the stepping thread included); 0 or absent: every usable CPU. `ModelLoadSpec.numThreads` wins. */
   readonly numThreads?: number;
-  /** Force a SIMD path (tests, comparisons); absent: the best this CPU runs. `backendOptions.simd` wins. */
+  /**
+   * Force a SIMD path (tests, comparisons); absent: the best this CPU runs for the compute dtype (`ModelLoadSpec.dtype`
+   * 'bf16': a path with bf16 products where there is one). `backendOptions.simd` wins.
+   */
   readonly simd?: CpuSimdPath;
 }
 
@@ -26,7 +29,8 @@ const CPU_MAX_BATCH_TOKENS = 8192;
 
 /**
  * The reference CPU backend: f32 activations over bf16/f16/f32 weights, SIMD kernels chosen at run time,
- * a thread pool per model. Creating it never loads anything; a missing native build shows in `probe()`.
+ * a thread pool per model; with the compute dtype bf16, bf16 weights are multiplied as bf16 products on AMX or
+ * AVX-512 BF16 where the CPU has them. Creating it never loads anything; a missing native build shows in `probe()`.
  */
 export function createCpuBackend(options: CpuBackendOptions = {}): ComputeBackend {
   const numThreads = options.numThreads ?? 0;
@@ -79,7 +83,12 @@ function probeCpu(numThreads: number): BackendCapabilities {
       deviceSampling: ['greedy'],
       previousTokens: true,
       features: [`simd:${probe.simd}`, ...probe.features],
-      backendOptions: { simd: probe.simd, usableSimd: probe.usableSimd, numThreads: threads },
+      backendOptions: {
+        simd: probe.simd,
+        bf16Simd: probe.bf16Simd,
+        usableSimd: probe.usableSimd,
+        numThreads: threads,
+      },
     };
   } catch (error) {
     return unavailableCapabilities(`native probe failed: ${(error as Error).message}`, 'cpu');

@@ -1,14 +1,33 @@
 import { createRequire } from 'node:module';
 import type { DType, ModelConfig } from '@ferrum/types';
 
-/** SIMD paths the native kernels come in; which ones run depends on the CPU and the build. */
-export type CpuSimdPath = 'avx512' | 'avx2' | 'neon' | 'scalar';
+/**
+ * SIMD paths the native kernels come in; which ones run depends on the CPU and the build. `amx` (Intel AMX tiles)
+ * and `avx512bf16` multiply bf16 weights as bf16 × bf16 products, with each projection's input rounded to bf16 as
+ * transformers' bf16 modules receive it; the others multiply in f32.
+ */
+export type CpuSimdPath = 'amx' | 'avx512bf16' | 'avx512' | 'avx2' | 'neon' | 'scalar';
+
+/** Every {@link CpuSimdPath}, best first. */
+export const CPU_SIMD_PATHS: readonly CpuSimdPath[] = [
+  'amx',
+  'avx512bf16',
+  'avx512',
+  'avx2',
+  'neon',
+  'scalar',
+];
+
+/** Paths that multiply bf16 weights as bf16 products. */
+export const BF16_PRODUCT_PATHS: readonly CpuSimdPath[] = ['amx', 'avx512bf16'];
 
 /** What the addon's `probe()` reports. */
 export interface NativeProbe {
-  /** The best usable path (what a model gets unless told otherwise). */
+  /** The best usable f32 path (what a model gets unless told otherwise). */
   readonly simd: CpuSimdPath;
-  /** Every usable path, best first; always ends with "scalar". */
+  /** The path a model computing in bf16 gets: the best with bf16 products, or `simd` where there is none. */
+  readonly bf16Simd: CpuSimdPath;
+  /** Every usable path, best first (those with bf16 products first); always ends with "scalar". */
   readonly usableSimd: readonly CpuSimdPath[];
   /** CPU features detected at run time ("avx2", "avx512f", "avx512_bf16", "neon", ...). */
   readonly features: readonly string[];
@@ -37,8 +56,10 @@ export interface NativeLoadOptions {
   readonly maxBatchSeqs: number;
   /** 0 means every usable CPU. */
   readonly numThreads: number;
-  /** Empty string picks the best usable path. */
+  /** Empty string picks the best usable path for the compute dtype (`bf16Products`). */
   readonly simd: CpuSimdPath | '';
+  /** With no path named: multiply bf16 weights as bf16 products where the CPU has a path for it. */
+  readonly bf16Products: boolean;
   /** Round RoPE inverse frequencies to bf16 (see `backendOptions.ropeFrequencies`). */
   readonly ropeBf16Frequencies: boolean;
 }

@@ -2,7 +2,12 @@ import { freemem } from 'node:os';
 import { expectedTensors, resolveWeights } from '@ferrum/models';
 import { FerrumError, type ModelLoadSpec } from '@ferrum/types';
 import { defaultHostSlots, defaultKvSlots } from './kv-slots.js';
-import type { CpuSimdPath, NativeLoadOptions, NativeTensor } from './native-addon.js';
+import {
+  CPU_SIMD_PATHS,
+  type CpuSimdPath,
+  type NativeLoadOptions,
+  type NativeTensor,
+} from './native-addon.js';
 
 /** Defaults the backend adds to every spec (see {@link CpuBackendOptions}). */
 export interface LoadDefaults {
@@ -10,11 +15,12 @@ export interface LoadDefaults {
   readonly simd: CpuSimdPath | '';
 }
 
-const SIMD_PATHS: readonly string[] = ['avx512', 'avx2', 'neon', 'scalar'];
-
 /**
  * Everything the addon needs to load `spec`: the tensor list (from the checkpoint's headers, or names and
  * shapes only for dummy weights), pool sizes and threading. Reads safetensors headers, never tensor data.
+ *
+ * The compute dtype: `spec.dtype: 'bf16'` multiplies bf16 weights as bf16 products (`amx` or `avx512bf16`, where the
+ * CPU has them); otherwise, and by default, products are f32.
  *
  * `backendOptions` understood: `swapSpaceTokens` (host tier size in tokens), `simd` (force a path),
  * `ropeFrequencies: 'bf16'` (round RoPE inverse frequencies to bf16 like transformers after
@@ -37,8 +43,11 @@ export async function nativeLoadOptions(
     );
   }
   const simd = spec.backendOptions?.simd ?? defaults.simd;
-  if (typeof simd !== 'string' || (simd !== '' && !SIMD_PATHS.includes(simd))) {
-    throw new FerrumError('invalid_argument', `backendOptions.simd must be one of ${SIMD_PATHS.join(', ')}`);
+  if (typeof simd !== 'string' || (simd !== '' && !(CPU_SIMD_PATHS as readonly string[]).includes(simd))) {
+    throw new FerrumError(
+      'invalid_argument',
+      `backendOptions.simd must be one of ${CPU_SIMD_PATHS.join(', ')}`,
+    );
   }
   const ropeFrequencies = spec.backendOptions?.ropeFrequencies ?? 'f32';
   if (ropeFrequencies !== 'f32' && ropeFrequencies !== 'bf16') {
@@ -55,6 +64,7 @@ export async function nativeLoadOptions(
     maxBatchSeqs: spec.maxBatchSeqs,
     numThreads: spec.numThreads !== undefined && spec.numThreads > 0 ? spec.numThreads : defaults.numThreads,
     simd: simd as CpuSimdPath | '',
+    bf16Products: spec.dtype === 'bf16',
     ropeBf16Frequencies: ropeFrequencies === 'bf16',
   };
 }
@@ -64,7 +74,7 @@ async function tensorsOf(spec: ModelLoadSpec): Promise<NativeTensor[]> {
     const dtype = spec.dtype ?? spec.config.dtype;
     return expectedTensors(spec.config).map(({ name, shape }) => ({ name, shape, dtype }));
   }
-  // Weights stay in their checkpoint dtype: the kernels widen bf16/f16 to f32 on the fly.
+  // Weights stay in their checkpoint dtype: the kernels widen bf16/f16 on the fly, or take bf16 as it is.
   return resolveWeights(spec.modelDir, spec.config);
 }
 

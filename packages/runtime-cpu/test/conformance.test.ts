@@ -1,5 +1,5 @@
 import { describeExecutorConformance, type TinyModel, tinyModelsIn } from '@ferrum/models/testing';
-import { loadNativeAddon } from '../src/native-addon.js';
+import { BF16_PRODUCT_PATHS, loadNativeAddon } from '../src/native-addon.js';
 import { repoTinyModels, sharedTinyModels } from './fixtures.js';
 import { loadTinyModel } from './load-fixture.js';
 
@@ -27,9 +27,12 @@ const sources: { name: string; models: TinyModel[]; absent: string; ropeFrequenc
   },
 ];
 
-// The f32 CPU kernels stay within 1e-4 of transformers' range and give the same rows to 1e-5 whatever
-// the batch around them; the pool is widened to the conformance suite's slot layout.
+// The f32 CPU kernels stay within 1e-4 of transformers' range; the bf16-product paths round each projection's
+// input to bf16, so they are held to the bf16 tolerance the CUDA runtime meets (2e-2 of the range) and not to
+// transformers' f32 continuations. Every path gives the same rows to 1e-5 whatever the batch around them. The
+// pool is widened to the conformance suite's slot layout.
 for (const simd of addon.ok ? addon.addon.probe().usableSimd : [undefined]) {
+  const bf16 = simd !== undefined && BF16_PRODUCT_PATHS.includes(simd);
   for (const source of sources) {
     describeExecutorConformance({
       label: `cpu conformance (${simd ?? 'no addon'}): ${source.name} fixtures`,
@@ -37,9 +40,9 @@ for (const simd of addon.ok ? addon.addon.probe().usableSimd : [undefined]) {
       skip: !addon.ok ? addon.reason : source.models.length === 0 ? source.absent : null,
       load: (dir, config) =>
         loadTinyModel(dir, config, { simd, maxKvTokens: 4096, ropeFrequencies: source.ropeFrequencies }),
-      tolerances: { golden: 1e-4, decodeRow: { absolute: 1e-5 }, batched: { absolute: 1e-5 } },
+      tolerances: { golden: bf16 ? 2e-2 : 1e-4, decodeRow: { absolute: 1e-5 }, batched: { absolute: 1e-5 } },
       chunkSizes: [1, 3, 16],
-      greedyContinuation: true,
+      greedyContinuation: !bf16,
     });
   }
 }
