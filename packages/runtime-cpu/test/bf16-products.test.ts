@@ -116,7 +116,7 @@ describe.skipIf(!addon.ok)(`bf16 products on the CPU${addon.ok ? '' : ` (skipped
         let offset = 0;
         for (let p = 0; p < PROMPTS.length; p++) {
           const error = maxAbsDiff(got.alone[p], reference.alone[p]);
-        expect(error, `${simd}, prompt ${p} against f32 products`).toBeLessThanOrEqual(5e-3 * spread);
+          expect(error, `${simd}, prompt ${p} against f32 products`).toBeLessThanOrEqual(5e-3 * spread);
           // Rounding x to bf16 shows: these are not the f32 products.
           expect(error, `${simd}, prompt ${p}`).toBeGreaterThan(0);
           expect(got.together.subarray(offset, offset + got.alone[p].length)).toEqual(got.alone[p]);
