@@ -14,6 +14,8 @@ constexpr int kTile = 16;                  // weight rows, tokens and k pairs a 
 constexpr int kChunk = 32;                 // k elements of a tile row (64 bytes of bf16)
 constexpr int kTileElements = kTile * kChunk;  // bf16 elements of a packed activation tile
 constexpr int kRowBytes = kChunk * 2;
+// Chunks of k ahead whose weight rows a block prefetches while it multiplies (see block).
+constexpr int kPrefetchChunks = 8;
 
 int chunksOf(int k) { return (k + kChunk - 1) / kChunk; }
 int tokenTilesOf(int numTokens) { return (numTokens + kTile - 1) / kTile; }
@@ -82,9 +84,11 @@ void storeSums(const float (&sums)[kTile][kTile], float* y, int ldy, int n0, int
 
 // NT weight tiles (16 rows each, from w) × TT token tiles (from the packed tile `x`): the whole of k, then the stores.
 // Each sum sees the same chunks in the same order whatever NT, TT or the batch, so a row never depends on its batch.
+// `prefetch`: the block's weights come from memory (its first pass over them): a tile load waits for the product
+// that last used its register, so without prefetches the loads of one chunk after another run at memory latency.
 template <int NT, int TT>
 void block(const uint16_t* w, int k, const uint16_t* x, int chunks, float* y, int ldy, int n0, int t0, int numTokens,
-           bool accumulate) {
+           bool accumulate, bool prefetch) {
   const size_t stride = static_cast<size_t>(k) * 2;
   const size_t tokenTile = static_cast<size_t>(chunks) * kTileElements;
   _tile_zero(0);
@@ -92,6 +96,10 @@ void block(const uint16_t* w, int k, const uint16_t* x, int chunks, float* y, in
   if (NT == 2) _tile_zero(2);
   if (NT == 2 && TT == 2) _tile_zero(3);
   for (int c = 0; c < chunks; ++c) {
+    if (prefetch && c + kPrefetchChunks < chunks) {
+      const uint16_t* ahead = w + (c + kPrefetchChunks) * kChunk;
+      for (int r = 0; r < NT * kTile; ++r) _mm_prefetch(reinterpret_cast<const char*>(ahead + static_cast<size_t>(r) * k), _MM_HINT_T0);
+    }
     _tile_loadd(4, w + c * kChunk, stride);
     _tile_loadd(6, x + static_cast<size_t>(c) * kTileElements, kRowBytes);
     _tile_dpbf16ps(0, 4, 6);
@@ -132,9 +140,11 @@ void weightTiles(const MatmulArgs& a, int chunks, int n0) {
   const int tiles = tokenTilesOf(a.numTokens);
   int b = 0;
   for (; b + 2 <= tiles; b += 2) {
-    block<NT, 2>(w, a.k, a.xPacked + b * tokenTile, chunks, a.y, a.ldy, n0, b * kTile, a.numTokens, a.accumulate);
+    block<NT, 2>(w, a.k, a.xPacked + b * tokenTile, chunks, a.y, a.ldy, n0, b * kTile, a.numTokens, a.accumulate, b == 0);
   }
-  if (b < tiles) block<NT, 1>(w, a.k, a.xPacked + b * tokenTile, chunks, a.y, a.ldy, n0, b * kTile, a.numTokens, a.accumulate);
+  if (b < tiles) {
+    block<NT, 1>(w, a.k, a.xPacked + b * tokenTile, chunks, a.y, a.ldy, n0, b * kTile, a.numTokens, a.accumulate, b == 0);
+  }
 }
 
 // The rows past the last whole weight tile: one sum a (token, row), k in order, read from the packed activations.
