@@ -40,7 +40,8 @@ void packActivations(const float* x, int ldx, int numTokens, int k, int tokenBeg
     for (int c = 0; c < chunks; ++c) {
       const int i = c * kChunk, valid = k - i < kChunk ? k - i : kChunk;
       const __mmask16 low = static_cast<__mmask16>(valid >= 16 ? 0xffff : (1u << valid) - 1);
-      const __mmask16 high = static_cast<__mmask16>(valid >= kChunk ? 0xffff : valid <= 16 ? 0 : (1u << (valid - 16)) - 1);
+      const __mmask16 high =
+          static_cast<__mmask16>(valid >= kChunk ? 0xffff : valid <= 16 ? 0 : (1u << (valid - 16)) - 1);
       const __m512i pairs = _mm512_inserti64x4(_mm512_castsi256_si512(roundToBf16(_mm512_maskz_loadu_ps(low, row + i))),
                                                roundToBf16(_mm512_maskz_loadu_ps(high, row + i + 16)), 1);
       _mm512_i32scatter_epi32(tileBase(t, c), rows, pairs, 4);
@@ -98,7 +99,9 @@ void block(const uint16_t* w, int k, const uint16_t* x, int chunks, float* y, in
   for (int c = 0; c < chunks; ++c) {
     if (prefetch && c + kPrefetchChunks < chunks) {
       const uint16_t* ahead = w + (c + kPrefetchChunks) * kChunk;
-      for (int r = 0; r < NT * kTile; ++r) _mm_prefetch(reinterpret_cast<const char*>(ahead + static_cast<size_t>(r) * k), _MM_HINT_T0);
+      for (int r = 0; r < NT * kTile; ++r) {
+        _mm_prefetch(reinterpret_cast<const char*>(ahead + static_cast<size_t>(r) * k), _MM_HINT_T0);
+      }
     }
     _tile_loadd(4, w + c * kChunk, stride);
     _tile_loadd(6, x + static_cast<size_t>(c) * kTileElements, kRowBytes);
@@ -156,7 +159,8 @@ void tailRows(const MatmulArgs& a, int chunks, int rowBegin, int rowEnd) {
       const uint16_t* tile = a.xPacked + static_cast<size_t>(t / kTile) * chunks * kTileElements + (t % kTile) * 2;
       float sum = 0.f;
       for (int i = 0; i < a.k; ++i) {
-        sum += bf16ToF32(row[i]) * bf16ToF32(tile[static_cast<size_t>(i / kChunk) * kTileElements + (i % kChunk) / 2 * kChunk + i % 2]);
+        const size_t at = static_cast<size_t>(i / kChunk) * kTileElements + (i % kChunk) / 2 * kChunk + i % 2;
+        sum += bf16ToF32(row[i]) * bf16ToF32(tile[at]);
       }
       float* out = a.y + static_cast<size_t>(t) * a.ldy + n;
       *out = a.accumulate ? *out + sum : sum;

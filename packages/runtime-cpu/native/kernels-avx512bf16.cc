@@ -65,7 +65,9 @@ template <int NR>
 void rowTile(const uint16_t* w, int k, const uint16_t* x, size_t kp, int count, float* y, int ldy, bool accumulate) {
   constexpr int MT = V512::kTileTokens;
   int t = 0;
-  for (; t + MT <= count; t += MT) tile<MT, NR>(w, k, x + t * kp, kp, y + static_cast<size_t>(t) * ldy, ldy, accumulate);
+  for (; t + MT <= count; t += MT) {
+    tile<MT, NR>(w, k, x + t * kp, kp, y + static_cast<size_t>(t) * ldy, ldy, accumulate);
+  }
   const uint16_t* xt = x + t * kp;
   float* yt = y + static_cast<size_t>(t) * ldy;
   switch (count - t) {

@@ -7,7 +7,9 @@ namespace ferrum {
 namespace {
 
 // AMX tiles read 32 k of a weight row at a time (kernels-amx.cc).
-bool wholeTiles(const ModelShape& s) { return s.hiddenSize % 32 == 0 && s.qDim() % 32 == 0 && s.intermediateSize % 32 == 0; }
+bool wholeTiles(const ModelShape& s) {
+  return s.hiddenSize % 32 == 0 && s.qDim() % 32 == 0 && s.intermediateSize % 32 == 0;
+}
 
 const KernelTable* chooseKernels(const ModelOptions& options) {
   if (options.kernels.empty()) return defaultKernels(options.bf16Products, wholeTiles(options.shape));
@@ -19,7 +21,8 @@ const KernelTable* chooseKernels(const ModelOptions& options) {
                       "SIMD path \"" + options.kernels + "\" is not usable here (usable: " + usable + ")");
   }
   if (options.kernels == "amx" && !wholeTiles(options.shape)) {
-    throw NativeError("invalid_argument", "SIMD path \"amx\" needs hidden, attention and MLP sizes that are multiples of 32");
+    throw NativeError("invalid_argument",
+                      "SIMD path \"amx\" needs hidden, attention and MLP sizes that are multiples of 32");
   }
   return table;
 }
