@@ -25,7 +25,8 @@ export const ENGINE_FLAGS = {
 export const ENGINE_FLAGS_HELP = `  --model DIR|ORG/NAME          model directory, or a repository pulled into the HF cache
                                 (default: the repository's embedded tiny model)
   --device auto|cpu|cuda|metal  backend (default auto: the best whose probe succeeds)
-  --dtype auto|f32|bf16|f16     compute dtype (default auto: the checkpoint's)
+  --dtype auto|f32|bf16|f16     compute dtype (default auto: the backend's choice for the checkpoint;
+                                the CPU's is f32, and bf16 multiplies on AMX or AVX-512 BF16)
   --load-format safetensors|dummy  dummy fills random weights (benchmarks)
   --max-num-seqs N              sequences per step
   --max-num-batched-tokens N    tokens per step (prefill chunks + decodes)

@@ -74,10 +74,11 @@ function probeCpu(numThreads: number): BackendCapabilities {
     const probe = load.addon.probe();
     const threads = numThreads > 0 ? numThreads : probe.numCpus;
     const model = cpus()[0]?.model.trim() || 'CPU';
+    const paths = probe.bf16Simd === probe.simd ? probe.simd : `${probe.simd}; bf16 ${probe.bf16Simd}`;
     return {
       ...base,
       available: true,
-      device: `${model} (${probe.simd}, ${threads} threads)`,
+      device: `${model} (${paths}, ${threads} threads)`,
       score: CPU_SCORE,
       dtypes: ['f32', 'bf16', 'f16'],
       deviceSampling: ['greedy'],

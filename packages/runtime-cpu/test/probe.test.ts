@@ -19,7 +19,9 @@ describe('createCpuBackend', () => {
     const capabilities = await createCpuBackend({ numThreads: 2 }).probe();
     const native = addon.ok ? addon.addon.probe() : undefined;
     expect(capabilities.available).toBe(true);
-    expect(capabilities.device).toContain(`${native!.simd}, 2 threads`);
+    const bf16 = native!.bf16Simd === native!.simd ? '' : `; bf16 ${native!.bf16Simd}`;
+    expect(capabilities.device).toContain(`(${native!.simd}${bf16}, 2 threads)`);
+    expect(capabilities.backendOptions).toMatchObject({ simd: native!.simd, bf16Simd: native!.bf16Simd });
     expect(capabilities.features).toContain(`simd:${native!.simd}`);
     expect(capabilities.dtypes).toEqual(expect.arrayContaining(['f32', 'bf16', 'f16']));
     expect(capabilities.deviceSampling).toEqual(['greedy']);
