@@ -168,8 +168,7 @@ void tailRows(const MatmulArgs& a, int chunks, int rowBegin, int rowEnd) {
   }
 }
 
-void matmul(const MatmulArgs& a, int rowBegin, int rowEnd) {
-  if (a.dtype != DType::BF16) return kernels::matmul<V512>(a, rowBegin, rowEnd);
+void bf16Matmul(const MatmulArgs& a, int rowBegin, int rowEnd) {
   const int chunks = chunksOf(a.k);
   // Tile state is per thread: configured for this call, released after it.
   _tile_loadconfig(tileConfig());
@@ -186,14 +185,8 @@ void matmul(const MatmulArgs& a, int rowBegin, int rowEnd) {
 }  // namespace
 
 const KernelTable* amxKernels() {
-  static const KernelTable table = [] {
-    KernelTable made = kernels::makeTable<V512>("amx");
-    made.bf16Products = true;
-    made.matmul = &matmul;
-    made.packedElements = &packedElements;
-    made.packActivations = &packActivations;
-    return made;
-  }();
+  static const KernelTable table =
+      kernels::makeBf16Table<V512, &bf16Matmul>("amx", &packedElements, &packActivations);
   return &table;
 }
 

@@ -85,8 +85,7 @@ void rowTile(const uint16_t* w, int k, const uint16_t* x, size_t kp, int count, 
   }
 }
 
-void matmul(const MatmulArgs& a, int rowBegin, int rowEnd) {
-  if (a.dtype != DType::BF16) return kernels::matmul<V512>(a, rowBegin, rowEnd);
+void bf16Matmul(const MatmulArgs& a, int rowBegin, int rowEnd) {
   const uint16_t* w = static_cast<const uint16_t*>(a.w);
   const size_t k = static_cast<size_t>(a.k), kp = static_cast<size_t>(paddedK(a.k));
   for (int t0 = 0; t0 < a.numTokens; t0 += kernels::kTokenBlock) {
@@ -109,14 +108,8 @@ void matmul(const MatmulArgs& a, int rowBegin, int rowEnd) {
 }  // namespace
 
 const KernelTable* avx512Bf16Kernels() {
-  static const KernelTable table = [] {
-    KernelTable made = kernels::makeTable<V512>("avx512bf16");
-    made.bf16Products = true;
-    made.matmul = &matmul;
-    made.packedElements = &packedElements;
-    made.packActivations = &packActivations;
-    return made;
-  }();
+  static const KernelTable table =
+      kernels::makeBf16Table<V512, &bf16Matmul>("avx512bf16", &packedElements, &packActivations);
   return &table;
 }
 

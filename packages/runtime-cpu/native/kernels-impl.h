@@ -191,5 +191,22 @@ static KernelTable makeTable(const char* name) {
   return KernelTable{name, false, &matmul<V>, nullptr, nullptr, &dot<V>, &axpy<V>, &widen<V>};
 }
 
+// bf16 weights to `Bf16` (bf16 products on packed activations), other dtypes to V's f32 kernels.
+template <class V, void (*Bf16)(const MatmulArgs&, int, int)>
+static void matmulBf16Products(const MatmulArgs& args, int rowBegin, int rowEnd) {
+  if (args.dtype == DType::BF16) {
+    Bf16(args, rowBegin, rowEnd);
+  } else {
+    matmul<V>(args, rowBegin, rowEnd);
+  }
+}
+
+// A table with bf16 products: `Bf16` multiplies bf16 weights by activations `pack` left as `packedElements` says.
+template <class V, void (*Bf16)(const MatmulArgs&, int, int)>
+static KernelTable makeBf16Table(const char* name, size_t (*packedElements)(int, int),
+                                 void (*pack)(const float*, int, int, int, int, int, uint16_t*)) {
+  return KernelTable{name, true, &matmulBf16Products<V, Bf16>, packedElements, pack, &dot<V>, &axpy<V>, &widen<V>};
+}
+
 }  // namespace kernels
 }  // namespace ferrum
