@@ -23,10 +23,9 @@ void attendOne(const KernelTable& kernels, const AttentionArgs& a, int token, in
   float* out = a.out + static_cast<size_t>(token) * rowWidth + static_cast<size_t>(firstHead) * hd;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
 
-  for (int j = 0; j < count; ++j) {
-    const float* key = a.kv->key(a.layer, slots[j]) + static_cast<size_t>(kvHead) * hd;
-    for (int h = 0; h < group; ++h) scores[static_cast<size_t>(h) * count + j] = kernels.dot(q + h * hd, key, hd) * scale;
-  }
+  const size_t kvDim = static_cast<size_t>(a.numKvHeads) * hd;
+  const KvRows keys{a.kv->key(a.layer, 0) + static_cast<size_t>(kvHead) * hd, kvDim, slots, count, hd};
+  kernels.scores(keys, q, group, scale, scores);
   for (int h = 0; h < group; ++h) {
     float* row = scores + static_cast<size_t>(h) * count;
     float max = row[0];
@@ -38,12 +37,9 @@ void attendOne(const KernelTable& kernels, const AttentionArgs& a, int token, in
     }
     const float inverse = 1.0f / sum;
     for (int j = 0; j < count; ++j) row[j] *= inverse;
-    for (int d = 0; d < hd; ++d) out[h * hd + d] = 0.0f;
   }
-  for (int j = 0; j < count; ++j) {
-    const float* value = a.kv->value(a.layer, slots[j]) + static_cast<size_t>(kvHead) * hd;
-    for (int h = 0; h < group; ++h) kernels.axpy(scores[static_cast<size_t>(h) * count + j], value, out + h * hd, hd);
-  }
+  const KvRows values{a.kv->value(a.layer, 0) + static_cast<size_t>(kvHead) * hd, kvDim, slots, count, hd};
+  kernels.weightedValues(values, scores, group, out);
 }
 
 }  // namespace

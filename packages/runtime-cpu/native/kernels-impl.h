@@ -146,22 +146,86 @@ static void matmul(const MatmulArgs& args, int rowBegin, int rowEnd) {
   }
 }
 
-template <class V>
-static float dot(const float* a, const float* b, int n) {
-  typename V::Reg sum = V::zero();
+// Keys `scores` multiplies together: independent sums in flight, each still a plain dot product of its own.
+constexpr int kScoreKeys = 4;
+// Vectors of a head's dims `weightedValues` accumulates in registers over all the values.
+constexpr int kValueVectors = 4;
+
+// out[r] = q · rows[r] over n floats, for R rows: per row the fused multiply-adds of a dot product, then its reduce.
+template <class V, int R>
+static inline void dotRows(const float* q, const float* const (&rows)[R], int n, float (&out)[R]) {
+  using Reg = typename V::Reg;
+  Reg sum[R];
+  for (int r = 0; r < R; ++r) sum[r] = V::zero();
   int i = 0;
-  for (; i + V::kWidth <= n; i += V::kWidth) sum = V::fma(V::load(a + i), V::load(b + i), sum);
-  if (i < n)
-    sum = V::fma(loadPartial<V, LoadF32<V>>(a + i, n - i), loadPartial<V, LoadF32<V>>(b + i, n - i), sum);
-  return V::reduce(sum);
+  for (; i + V::kWidth <= n; i += V::kWidth) {
+    const Reg qv = V::load(q + i);
+    for (int r = 0; r < R; ++r) sum[r] = V::fma(qv, V::load(rows[r] + i), sum[r]);
+  }
+  if (i < n) {
+    const Reg qv = loadPartial<V, LoadF32<V>>(q + i, n - i);
+    for (int r = 0; r < R; ++r) sum[r] = V::fma(qv, loadPartial<V, LoadF32<V>>(rows[r] + i, n - i), sum[r]);
+  }
+  for (int r = 0; r < R; ++r) out[r] = V::reduce(sum[r]);
 }
 
 template <class V>
-static void axpy(float alpha, const float* x, float* y, int n) {
-  const typename V::Reg scale = V::broadcast(alpha);
-  int i = 0;
-  for (; i + V::kWidth <= n; i += V::kWidth) V::store(y + i, V::fma(scale, V::load(x + i), V::load(y + i)));
-  for (; i < n; ++i) y[i] += alpha * x[i];
+static void scores(const KvRows& keys, const float* q, int numHeads, float scale, float* out) {
+  const int n = keys.headDim, count = keys.count;
+  auto row = [&](int j) { return keys.base + static_cast<size_t>(keys.slots[j]) * keys.stride; };
+  int j = 0;
+  for (; j + kScoreKeys <= count; j += kScoreKeys) {
+    const float* rows[kScoreKeys];
+    for (int r = 0; r < kScoreKeys; ++r) rows[r] = row(j + r);
+    for (int h = 0; h < numHeads; ++h) {
+      float sums[kScoreKeys];
+      dotRows<V, kScoreKeys>(q + static_cast<size_t>(h) * n, rows, n, sums);
+      for (int r = 0; r < kScoreKeys; ++r) out[static_cast<size_t>(h) * count + j + r] = sums[r] * scale;
+    }
+  }
+  for (; j < count; ++j) {
+    const float* rows[1] = {row(j)};
+    for (int h = 0; h < numHeads; ++h) {
+      float sums[1];
+      dotRows<V, 1>(q + static_cast<size_t>(h) * n, rows, n, sums);
+      out[static_cast<size_t>(h) * count + j] = sums[0] * scale;
+    }
+  }
+}
+
+// B vectors of dims [d, d + B × kWidth) of one head: accumulated in registers over every value row, in j order.
+template <class V, int B>
+static inline void weightedSlice(const KvRows& values, const float* p, int d, float* out) {
+  using Reg = typename V::Reg;
+  Reg acc[B];
+  for (int b = 0; b < B; ++b) acc[b] = V::zero();
+  for (int j = 0; j < values.count; ++j) {
+    const Reg weight = V::broadcast(p[j]);
+    const float* row = values.base + static_cast<size_t>(values.slots[j]) * values.stride + d;
+    for (int b = 0; b < B; ++b) acc[b] = V::fma(weight, V::load(row + b * V::kWidth), acc[b]);
+  }
+  for (int b = 0; b < B; ++b) V::store(out + d + b * V::kWidth, acc[b]);
+}
+
+template <class V>
+static void weightedValues(const KvRows& values, const float* p, int numHeads, float* out) {
+  const int n = values.headDim;
+  for (int h = 0; h < numHeads; ++h) {
+    const float* ph = p + static_cast<size_t>(h) * values.count;
+    float* oh = out + static_cast<size_t>(h) * n;
+    int d = 0;
+    for (; d + kValueVectors * V::kWidth <= n; d += kValueVectors * V::kWidth) {
+      weightedSlice<V, kValueVectors>(values, ph, d, oh);
+    }
+    for (; d + V::kWidth <= n; d += V::kWidth) weightedSlice<V, 1>(values, ph, d, oh);
+    for (; d < n; ++d) {
+      float acc = 0.0f;
+      for (int j = 0; j < values.count; ++j) {
+        acc += ph[j] * values.base[static_cast<size_t>(values.slots[j]) * values.stride + d];
+      }
+      oh[d] = acc;
+    }
+  }
 }
 
 template <class V>
@@ -188,7 +252,7 @@ static void widen(DType dtype, const void* src, float* dst, int n) {
 
 template <class V>
 static KernelTable makeTable(const char* name) {
-  return KernelTable{name, false, &matmul<V>, nullptr, nullptr, &dot<V>, &axpy<V>, &widen<V>};
+  return KernelTable{name, false, &matmul<V>, nullptr, nullptr, &scores<V>, &weightedValues<V>, &widen<V>};
 }
 
 // bf16 weights to `Bf16` (bf16 products on packed activations), other dtypes to V's f32 kernels.
@@ -205,7 +269,8 @@ static void matmulBf16Products(const MatmulArgs& args, int rowBegin, int rowEnd)
 template <class V, void (*Bf16)(const MatmulArgs&, int, int)>
 static KernelTable makeBf16Table(const char* name, size_t (*packedElements)(int, int),
                                  void (*pack)(const float*, int, int, int, int, int, uint16_t*)) {
-  return KernelTable{name, true, &matmulBf16Products<V, Bf16>, packedElements, pack, &dot<V>, &axpy<V>, &widen<V>};
+  return KernelTable{name,    true,       &matmulBf16Products<V, Bf16>, packedElements, pack, &scores<V>,
+                     &weightedValues<V>, &widen<V>};
 }
 
 }  // namespace kernels

@@ -30,6 +30,15 @@ struct MatmulArgs {
   bool accumulate;
 };
 
+/** One KV head's rows in the token pool: row j (of `count`) at base + slots[j] × stride, `headDim` floats. */
+struct KvRows {
+  const float* base;
+  size_t stride;
+  const int32_t* slots;
+  int count;
+  int headDim;
+};
+
 struct KernelTable {
   /** "amx", "avx512bf16", "avx512", "avx2", "neon" or "scalar". */
   const char* name;
@@ -47,10 +56,13 @@ struct KernelTable {
    * `out`, in the layout matmul reads; the range that ends at numTokens also writes the layout's padding.
    */
   void (*packActivations)(const float* x, int ldx, int numTokens, int k, int tokenBegin, int tokenEnd, uint16_t* out);
-  /** sum_i a[i] * b[i]. */
-  float (*dot)(const float* a, const float* b, int n);
-  /** y[i] += alpha * x[i]. */
-  void (*axpy)(float alpha, const float* x, float* y, int n);
+  /**
+   * out[h × keys.count + j] = scale × (q_h · key j) for query heads h < numHeads (q_h at q + h × headDim). Each
+   * product is summed on its own, in the order of a plain dot product.
+   */
+  void (*scores)(const KvRows& keys, const float* q, int numHeads, float scale, float* out);
+  /** out[h × headDim + d] = Σ_j p[h × values.count + j] × value j [d], summed in j order, for heads h < numHeads. */
+  void (*weightedValues)(const KvRows& values, const float* p, int numHeads, float* out);
   /** dst[i] = float(src[i]) for a row in `dtype`. */
   void (*widen)(DType dtype, const void* src, float* dst, int n);
 };
