@@ -4,23 +4,15 @@
 //   build: g++ -O2 -std=c++17 -mamx-tile -mamx-bf16 -mavx512f -o amx-block packages/runtime-cpu/bench/amx-block.cc
 //   run on a Linux x86-64 CPU with AMX: ./amx-block
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
-namespace {
+#include "../native/amx-tiles.h"
 
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t startRow = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
+namespace {
 
 constexpr double kFlopsPerChunk = 4.0 * 16 * 16 * 32 * 2;  // four 16 × 16 × 32 products
 
@@ -64,17 +56,11 @@ double blockLoop(int k, int weightRows) {
 }  // namespace
 
 int main() {
-  constexpr long kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
-  constexpr long kTileData = 18;               // XFEATURE_XTILEDATA
-  if (syscall(SYS_arch_prctl, kRequestPermission, kTileData) != 0) {
+  if (!ferrum::requestAmxTileState()) {
     std::puts("the kernel did not grant the AMX tile state");
     return 1;
   }
-  TileConfig config;
-  for (int i = 0; i < 8; ++i) {
-    config.colsb[i] = 64;
-    config.rows[i] = 16;
-  }
+  const ferrum::TileConfig config;
   _tile_loadconfig(&config);
   for (int k : {256, 1024, 3072}) {
     for (int weightRows : {32, 4096}) {

@@ -2,10 +2,10 @@
 
 #include <thread>
 
+#include "amx-tiles.h"
+
 #if defined(__linux__)
 #include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #endif
 
 namespace ferrum {
@@ -21,17 +21,10 @@ bool hasAvx512() {
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 }
 bool hasAvx512Bf16() { return hasAvx512() && __builtin_cpu_supports("avx512bf16"); }
-// Linux hands out the 8 KB of tile state only to processes that ask (arch_prctl ARCH_REQ_XCOMP_PERM, 5.16 and
-// later); a thread touching the tiles without it is killed. Asked once, before any model's threads run AMX.
+// Asked once, before any model's threads run AMX.
 bool amxGranted() {
-#if defined(__linux__) && defined(SYS_arch_prctl)
-  constexpr long kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
-  constexpr long kTileData = 18;               // XFEATURE_XTILEDATA
-  static const bool granted = syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  static const bool granted = requestAmxTileState();
   return granted;
-#else
-  return false;
-#endif
 }
 bool hasAmx() {
   return hasAvx512() && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") && amxGranted();

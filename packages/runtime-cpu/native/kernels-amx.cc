@@ -5,6 +5,7 @@
 // Compiled with the AVX-512 flags and -mamx-tile -mamx-bf16; only called after cpu-features.cc saw AMX and the
 // kernel granted this process the tile state. Every k must be a multiple of 32 (model.cc checks the shape), so no
 // tile reads past a weight row. Other weight dtypes take the AVX-512 f32 kernels.
+#include "amx-tiles.h"
 #include "simd-avx512.h"
 
 namespace ferrum {
@@ -54,24 +55,10 @@ void packActivations(const float* x, int ldx, int numTokens, int k, int tokenBeg
   }
 }
 
-// Tile registers: 0-3 sums (weight tile a, token tile b at 2a + b), 4-5 weights, 6-7 activations; all 16 × 64 bytes.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t startRow = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-const TileConfig* tileConfig() {
-  static const TileConfig config = [] {
-    TileConfig made;
-    for (int i = 0; i < 8; ++i) {
-      made.colsb[i] = kRowBytes;
-      made.rows[i] = kTile;
-    }
-    return made;
-  }();
+// Tile registers (TileConfig): 0-3 sums (weight tile a, token tile b at 2a + b), 4-5 weights, 6-7 activations. Built
+// on first use, which only a CPU with AMX reaches (a static initializer built with AVX-512 would run on any CPU).
+const TileConfig* tiles() {
+  static const TileConfig config;
   return &config;
 }
 
@@ -171,7 +158,7 @@ void tailRows(const MatmulArgs& a, int chunks, int rowBegin, int rowEnd) {
 void bf16Matmul(const MatmulArgs& a, int rowBegin, int rowEnd) {
   const int chunks = chunksOf(a.k);
   // Tile state is per thread: configured for this call, released after it.
-  _tile_loadconfig(tileConfig());
+  _tile_loadconfig(tiles());
   int n = rowBegin;
   for (; n + 2 * kTile <= rowEnd; n += 2 * kTile) weightTiles<2>(a, chunks, n);
   if (n + kTile <= rowEnd) {
