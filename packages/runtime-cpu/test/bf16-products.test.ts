@@ -138,7 +138,7 @@ describe.skipIf(!addon.ok)(`bf16 products on the CPU${addon.ok ? '' : ` (skipped
   );
 
   it.skipIf(!bf16Paths.includes('amx'))(
-    'refuses AMX for k not in whole tiles, and leaves it out of the default choice',
+    `refuses AMX for k not in whole tiles, and leaves it out of the default choice${bf16Paths.includes('amx') ? '' : ' (skipped: no AMX on this CPU)'}`,
     async () => {
       await expect(load(oddConfig, { simd: 'amx' })).rejects.toMatchObject({
         code: 'invalid_argument',
