@@ -46,36 +46,59 @@ static inline typename V::Reg loadPartial(const typename L::Elem* p, int count) 
   return L::load(padded);
 }
 
+// How a tile multiplies: f32 products of V (weights widened by L), or a table's own products (bf16 × bf16). P
+// provides W and X (weight and activation elements), Acc, WReg, XReg, kStep (k a multiply-add takes), the tile
+// shapes kGemvRows, kTileTokens and kTileRows, zero(), loadW/loadX(p) and loadWPartial/loadXPartial(p, count) (the
+// last count < kStep elements, zeros after), madd(x, w, acc) and reduce(Acc) -> float.
+template <class V, class L>
+struct F32Products {
+  using W = typename L::Elem;
+  using X = float;
+  using Acc = typename V::Reg;
+  using WReg = Acc;
+  using XReg = Acc;
+  static constexpr int kStep = V::kWidth;
+  static constexpr int kGemvRows = V::kGemvRows;
+  static constexpr int kTileTokens = V::kTileTokens;
+  static constexpr int kTileRows = V::kTileRows;
+  static Acc zero() { return V::zero(); }
+  static WReg loadW(const W* p) { return L::load(p); }
+  static WReg loadWPartial(const W* p, int count) { return loadPartial<V, L>(p, count); }
+  static XReg loadX(const X* p) { return V::load(p); }
+  static XReg loadXPartial(const X* p, int count) { return loadPartial<V, LoadF32<V>>(p, count); }
+  static Acc madd(XReg x, WReg w, Acc acc) { return V::fma(x, w, acc); }
+  static float reduce(Acc acc) { return V::reduce(acc); }
+};
+
 // One MT × NR tile: MT tokens against NR weight rows, each (token, row) pair with its own accumulator
 // (which is what makes results independent of the tile shape).
-template <class V, class L, int MT, int NR>
-static inline void tile(const typename L::Elem* w, int k, const float* x, int ldx, float* y, int ldy,
+template <class P, int MT, int NR>
+static inline void tile(const typename P::W* w, int k, const typename P::X* x, size_t ldx, float* y, int ldy,
                         bool accumulate) {
-  using Reg = typename V::Reg;
-  Reg sum[MT][NR];
+  typename P::Acc sum[MT][NR];
   for (int t = 0; t < MT; ++t)
-    for (int r = 0; r < NR; ++r) sum[t][r] = V::zero();
+    for (int r = 0; r < NR; ++r) sum[t][r] = P::zero();
   int kk = 0;
-  for (; kk + V::kWidth <= k; kk += V::kWidth) {
-    Reg wv[NR];
-    for (int r = 0; r < NR; ++r) wv[r] = L::load(w + static_cast<size_t>(r) * k + kk);
+  for (; kk + P::kStep <= k; kk += P::kStep) {
+    typename P::WReg wv[NR];
+    for (int r = 0; r < NR; ++r) wv[r] = P::loadW(w + static_cast<size_t>(r) * k + kk);
     for (int t = 0; t < MT; ++t) {
-      Reg xv = V::load(x + static_cast<size_t>(t) * ldx + kk);
-      for (int r = 0; r < NR; ++r) sum[t][r] = V::fma(xv, wv[r], sum[t][r]);
+      const typename P::XReg xv = P::loadX(x + t * ldx + kk);
+      for (int r = 0; r < NR; ++r) sum[t][r] = P::madd(xv, wv[r], sum[t][r]);
     }
   }
   if (kk < k) {
     const int rest = k - kk;
-    Reg wv[NR];
-    for (int r = 0; r < NR; ++r) wv[r] = loadPartial<V, L>(w + static_cast<size_t>(r) * k + kk, rest);
+    typename P::WReg wv[NR];
+    for (int r = 0; r < NR; ++r) wv[r] = P::loadWPartial(w + static_cast<size_t>(r) * k + kk, rest);
     for (int t = 0; t < MT; ++t) {
-      Reg xv = loadPartial<V, LoadF32<V>>(x + static_cast<size_t>(t) * ldx + kk, rest);
-      for (int r = 0; r < NR; ++r) sum[t][r] = V::fma(xv, wv[r], sum[t][r]);
+      const typename P::XReg xv = P::loadXPartial(x + t * ldx + kk, rest);
+      for (int r = 0; r < NR; ++r) sum[t][r] = P::madd(xv, wv[r], sum[t][r]);
     }
   }
   for (int t = 0; t < MT; ++t) {
     for (int r = 0; r < NR; ++r) {
-      float value = V::reduce(sum[t][r]);
+      float value = P::reduce(sum[t][r]);
       float* out = y + static_cast<size_t>(t) * ldy + r;
       *out = accumulate ? *out + value : value;
     }
@@ -83,65 +106,66 @@ static inline void tile(const typename L::Elem* w, int k, const float* x, int ld
 }
 
 // All `numTokens` tokens against NR rows starting at `w`.
-template <class V, class L, int NR>
-static inline void rowTile(const typename L::Elem* w, int k, const float* x, int ldx, int numTokens, float* y,
+template <class P, int NR>
+static inline void rowTile(const typename P::W* w, int k, const typename P::X* x, size_t ldx, int numTokens, float* y,
                            int ldy, bool accumulate) {
-  constexpr int MT = V::kTileTokens;
+  constexpr int MT = P::kTileTokens;
   int t = 0;
-  for (; t + MT <= numTokens; t += MT)
-    tile<V, L, MT, NR>(w, k, x + static_cast<size_t>(t) * ldx, ldx, y + static_cast<size_t>(t) * ldy, ldy,
-                       accumulate);
-  const float* xt = x + static_cast<size_t>(t) * ldx;
+  for (; t + MT <= numTokens; t += MT) {
+    tile<P, MT, NR>(w, k, x + t * ldx, ldx, y + static_cast<size_t>(t) * ldy, ldy, accumulate);
+  }
+  const typename P::X* xt = x + t * ldx;
   float* yt = y + static_cast<size_t>(t) * ldy;
   switch (numTokens - t) {
     case 3:
-      tile<V, L, 3, NR>(w, k, xt, ldx, yt, ldy, accumulate);
+      tile<P, 3, NR>(w, k, xt, ldx, yt, ldy, accumulate);
       break;
     case 2:
-      tile<V, L, 2, NR>(w, k, xt, ldx, yt, ldy, accumulate);
+      tile<P, 2, NR>(w, k, xt, ldx, yt, ldy, accumulate);
       break;
     case 1:
-      tile<V, L, 1, NR>(w, k, xt, ldx, yt, ldy, accumulate);
+      tile<P, 1, NR>(w, k, xt, ldx, yt, ldy, accumulate);
       break;
     default:
       break;
   }
 }
 
-template <class V, class L>
-static void matmulTyped(const MatmulArgs& a, int rowBegin, int rowEnd) {
-  using Elem = typename L::Elem;
-  const Elem* w = static_cast<const Elem*>(a.w);
+// Rows [rowBegin, rowEnd) of the product of `a`'s weights (elements P::W) by the activations x (rows ldx apart).
+template <class P>
+static void matmulTiles(const MatmulArgs& a, const typename P::X* x, size_t ldx, int rowBegin, int rowEnd) {
+  const typename P::W* w = static_cast<const typename P::W*>(a.w);
   const size_t k = static_cast<size_t>(a.k);
   for (int t0 = 0; t0 < a.numTokens; t0 += kTokenBlock) {
     const int count = a.numTokens - t0 < kTokenBlock ? a.numTokens - t0 : kTokenBlock;
-    const float* x = a.x + static_cast<size_t>(t0) * a.ldx;
+    const typename P::X* xb = x + t0 * ldx;
     float* y = a.y + static_cast<size_t>(t0) * a.ldy;
     int n = rowBegin;
     if (count == 1) {
       // Decode (GEMV): more rows per tile for more independent streams; bandwidth bound.
-      constexpr int NR = V::kGemvRows;
-      for (; n + NR <= rowEnd; n += NR) tile<V, L, 1, NR>(w + n * k, a.k, x, a.ldx, y + n, a.ldy, a.accumulate);
-      for (; n < rowEnd; ++n) tile<V, L, 1, 1>(w + n * k, a.k, x, a.ldx, y + n, a.ldy, a.accumulate);
+      constexpr int NR = P::kGemvRows;
+      for (; n + NR <= rowEnd; n += NR) tile<P, 1, NR>(w + n * k, a.k, xb, ldx, y + n, a.ldy, a.accumulate);
+      for (; n < rowEnd; ++n) tile<P, 1, 1>(w + n * k, a.k, xb, ldx, y + n, a.ldy, a.accumulate);
       continue;
     }
-    constexpr int NR = V::kTileRows;
-    for (; n + NR <= rowEnd; n += NR) rowTile<V, L, NR>(w + n * k, a.k, x, a.ldx, count, y + n, a.ldy, a.accumulate);
-    for (; n < rowEnd; ++n) rowTile<V, L, 1>(w + n * k, a.k, x, a.ldx, count, y + n, a.ldy, a.accumulate);
+    constexpr int NR = P::kTileRows;
+    for (; n + NR <= rowEnd; n += NR) rowTile<P, NR>(w + n * k, a.k, xb, ldx, count, y + n, a.ldy, a.accumulate);
+    for (; n < rowEnd; ++n) rowTile<P, 1>(w + n * k, a.k, xb, ldx, count, y + n, a.ldy, a.accumulate);
   }
 }
 
 template <class V>
 static void matmul(const MatmulArgs& args, int rowBegin, int rowEnd) {
+  const size_t ldx = static_cast<size_t>(args.ldx);
   switch (args.dtype) {
     case DType::F32:
-      matmulTyped<V, LoadF32<V>>(args, rowBegin, rowEnd);
+      matmulTiles<F32Products<V, LoadF32<V>>>(args, args.x, ldx, rowBegin, rowEnd);
       break;
     case DType::BF16:
-      matmulTyped<V, LoadBf16<V>>(args, rowBegin, rowEnd);
+      matmulTiles<F32Products<V, LoadBf16<V>>>(args, args.x, ldx, rowBegin, rowEnd);
       break;
     case DType::F16:
-      matmulTyped<V, LoadF16<V>>(args, rowBegin, rowEnd);
+      matmulTiles<F32Products<V, LoadF16<V>>>(args, args.x, ldx, rowBegin, rowEnd);
       break;
   }
 }
