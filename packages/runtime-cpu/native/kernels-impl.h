@@ -193,28 +193,23 @@ static inline void dotRows(const float* q, const float* const (&rows)[R], int n,
   for (int r = 0; r < R; ++r) out[r] = V::reduce(sum[r]);
 }
 
+// Scores of keys [j, j + R) against every head.
+template <class V, int R>
+static inline void scoreKeys(const KvRows& keys, int j, const float* q, int numHeads, float scale, float* out) {
+  const float* rows[R];
+  for (int r = 0; r < R; ++r) rows[r] = keys.base + static_cast<size_t>(keys.slots[j + r]) * keys.stride;
+  for (int h = 0; h < numHeads; ++h) {
+    float sums[R];
+    dotRows<V, R>(q + static_cast<size_t>(h) * keys.headDim, rows, keys.headDim, sums);
+    for (int r = 0; r < R; ++r) out[static_cast<size_t>(h) * keys.count + j + r] = sums[r] * scale;
+  }
+}
+
 template <class V>
 static void scores(const KvRows& keys, const float* q, int numHeads, float scale, float* out) {
-  const int n = keys.headDim, count = keys.count;
-  auto row = [&](int j) { return keys.base + static_cast<size_t>(keys.slots[j]) * keys.stride; };
   int j = 0;
-  for (; j + kScoreKeys <= count; j += kScoreKeys) {
-    const float* rows[kScoreKeys];
-    for (int r = 0; r < kScoreKeys; ++r) rows[r] = row(j + r);
-    for (int h = 0; h < numHeads; ++h) {
-      float sums[kScoreKeys];
-      dotRows<V, kScoreKeys>(q + static_cast<size_t>(h) * n, rows, n, sums);
-      for (int r = 0; r < kScoreKeys; ++r) out[static_cast<size_t>(h) * count + j + r] = sums[r] * scale;
-    }
-  }
-  for (; j < count; ++j) {
-    const float* rows[1] = {row(j)};
-    for (int h = 0; h < numHeads; ++h) {
-      float sums[1];
-      dotRows<V, 1>(q + static_cast<size_t>(h) * n, rows, n, sums);
-      out[static_cast<size_t>(h) * count + j] = sums[0] * scale;
-    }
-  }
+  for (; j + kScoreKeys <= keys.count; j += kScoreKeys) scoreKeys<V, kScoreKeys>(keys, j, q, numHeads, scale, out);
+  for (; j < keys.count; ++j) scoreKeys<V, 1>(keys, j, q, numHeads, scale, out);
 }
 
 // B vectors of dims [d, d + B × kWidth) of one head: accumulated in registers over every value row, in j order.
