@@ -23,8 +23,8 @@ Napi::Value probe(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object out = Napi::Object::New(env);
   const std::vector<std::string> usable = usableKernelNames();
-  out.Set("simd", defaultKernels(false, true)->name);
-  out.Set("bf16Simd", defaultKernels(true, true)->name);
+  out.Set("simd", defaultKernels(false, 0)->name);
+  out.Set("bf16Simd", defaultKernels(true, 0)->name);
   out.Set("usableSimd", strings(env, usable));
   out.Set("features", strings(env, cpuFeatures()));
   out.Set("numCpus", usableCpuCount());

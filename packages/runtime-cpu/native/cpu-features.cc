@@ -74,11 +74,11 @@ std::vector<std::string> usableKernelNames() {
   return out;
 }
 
-const KernelTable* defaultKernels(bool bf16Products, bool wholeTiles) {
+const KernelTable* defaultKernels(bool bf16Products, int kGranule) {
   const KernelTable* f32 = nullptr;
   for (const std::string& name : usableKernelNames()) {
     const KernelTable* table = kernelsByName(name);
-    if (name == "amx" && !wholeTiles) continue;
+    if (kGranule % table->kMultiple != 0) continue;
     if (table->bf16Products == bf16Products) return table;
     if (f32 == nullptr && !table->bf16Products) f32 = table;
   }

@@ -19,9 +19,10 @@ std::vector<std::string> usableKernelNames();
 
 /**
  * The table a model gets when none is named: the best usable one with bf16 products if `bf16Products` and this CPU
- * has one, else the best f32 one. "amx" only where `wholeTiles` (every k of the model a multiple of 32).
+ * has one, else the best f32 one; only tables whose kMultiple divides `kGranule` (every k of the model a multiple of
+ * it; 0: any shape).
  */
-const KernelTable* defaultKernels(bool bf16Products, bool wholeTiles);
+const KernelTable* defaultKernels(bool bf16Products, int kGranule);
 
 /** The kernel table called `name`, or nullptr when this build or this CPU cannot run it. */
 const KernelTable* kernelsByName(const std::string& name);

@@ -3,8 +3,8 @@
 // FMAs). The weights are read in place (a weight tile is 16 row pieces of 64 bytes), so only x is repacked, once a
 // projection: rounded to bf16 into the pair-interleaved layout the second operand takes (packActivations).
 // Compiled with the AVX-512 flags and -mamx-tile -mamx-bf16; only called after cpu-features.cc saw AMX and the
-// kernel granted this process the tile state. Every k must be a multiple of 32 (model.cc checks the shape), so no
-// tile reads past a weight row. Other weight dtypes take the AVX-512 f32 kernels.
+// kernel granted this process the tile state. Every k must be a multiple of 32 (the table's kMultiple, checked at
+// load), so no tile reads past a weight row. Other weight dtypes take the AVX-512 f32 kernels.
 #include "amx-tiles.h"
 #include "simd-avx512.h"
 
@@ -173,7 +173,7 @@ void bf16Matmul(const MatmulArgs& a, int rowBegin, int rowEnd) {
 
 const KernelTable* amxKernels() {
   static const KernelTable table =
-      kernels::makeBf16Table<V512, &bf16Matmul>("amx", &packedElements, &packActivations);
+      kernels::makeBf16Table<V512, &bf16Matmul>("amx", kChunk, &packedElements, &packActivations);
   return &table;
 }
 

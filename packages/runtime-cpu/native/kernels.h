@@ -47,6 +47,8 @@ struct KernelTable {
    * to bf16 first (packActivations). Other weight dtypes, and every table without it, multiply in f32.
    */
   bool bf16Products;
+  /** Every weight's k must be a multiple of this (AMX tiles read 32 k of a row at a time); 1 for most tables. */
+  int kMultiple;
   /** Computes rows [rowBegin, rowEnd) of the product described by `args`. */
   void (*matmul)(const MatmulArgs& args, int rowBegin, int rowEnd);
   /** bf16Products only: the uint16 elements packActivations writes for `numTokens` rows of `k`. */

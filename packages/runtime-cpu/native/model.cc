@@ -1,18 +1,19 @@
 #include "model.h"
 
+#include <numeric>
+
 #include "cpu-features.h"
 #include "native-error.h"
 
 namespace ferrum {
 namespace {
 
-// AMX tiles read 32 k of a weight row at a time (kernels-amx.cc).
-bool wholeTiles(const ModelShape& s) {
-  return s.hiddenSize % 32 == 0 && s.qDim() % 32 == 0 && s.intermediateSize % 32 == 0;
-}
+// What every k of the model (the projections' inputs: hidden, attention and MLP sizes) is a multiple of.
+int kGranule(const ModelShape& s) { return std::gcd(std::gcd(s.hiddenSize, s.qDim()), s.intermediateSize); }
 
 const KernelTable* chooseKernels(const ModelOptions& options) {
-  if (options.kernels.empty()) return defaultKernels(options.bf16Products, wholeTiles(options.shape));
+  const int granule = kGranule(options.shape);
+  if (options.kernels.empty()) return defaultKernels(options.bf16Products, granule);
   const KernelTable* table = kernelsByName(options.kernels);
   if (table == nullptr) {
     std::string usable;
@@ -20,9 +21,10 @@ const KernelTable* chooseKernels(const ModelOptions& options) {
     throw NativeError("invalid_argument",
                       "SIMD path \"" + options.kernels + "\" is not usable here (usable: " + usable + ")");
   }
-  if (options.kernels == "amx" && !wholeTiles(options.shape)) {
-    throw NativeError("invalid_argument",
-                      "SIMD path \"amx\" needs hidden, attention and MLP sizes that are multiples of 32");
+  if (granule % table->kMultiple != 0) {
+    throw NativeError("invalid_argument", "SIMD path \"" + options.kernels +
+                                              "\" needs hidden, attention and MLP sizes that are multiples of " +
+                                              std::to_string(table->kMultiple));
   }
   return table;
 }
