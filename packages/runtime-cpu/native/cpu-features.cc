@@ -21,15 +21,37 @@ bool hasAvx512() {
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 }
 bool hasAvx512Bf16() { return hasAvx512() && __builtin_cpu_supports("avx512bf16"); }
-// Asked once, before any model's threads run AMX.
-bool amxGranted() {
-  static const bool granted = requestAmxTileState();
-  return granted;
-}
+// Asks Linux for the tile state: called once (usableTables), before any model's threads run AMX.
 bool hasAmx() {
-  return hasAvx512() && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") && amxGranted();
+  return hasAvx512() && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") &&
+         requestAmxTileState();
 }
 #endif
+
+// The tables this build can run on this CPU, best first; detected once (the CPU does not change under a process).
+const std::vector<const KernelTable*>& usableTables() {
+  static const std::vector<const KernelTable*> tables = [] {
+    std::vector<const KernelTable*> out;
+#if defined(FERRUM_HAVE_AMX)
+    if (hasAmx()) out.push_back(amxKernels());
+#endif
+#if defined(FERRUM_HAVE_AVX512BF16)
+    if (hasAvx512Bf16()) out.push_back(avx512Bf16Kernels());
+#endif
+#if defined(FERRUM_HAVE_AVX512)
+    if (hasAvx512()) out.push_back(avx512Kernels());
+#endif
+#if defined(FERRUM_HAVE_AVX2)
+    if (hasAvx2()) out.push_back(avx2Kernels());
+#endif
+#if defined(FERRUM_HAVE_NEON)
+    out.push_back(neonKernels());
+#endif
+    out.push_back(scalarKernels());
+    return out;
+  }();
+  return tables;
+}
 
 }  // namespace
 
@@ -55,29 +77,13 @@ std::vector<std::string> cpuFeatures() {
 
 std::vector<std::string> usableKernelNames() {
   std::vector<std::string> out;
-#if defined(FERRUM_HAVE_AMX)
-  if (hasAmx()) out.emplace_back("amx");
-#endif
-#if defined(FERRUM_HAVE_AVX512BF16)
-  if (hasAvx512Bf16()) out.emplace_back("avx512bf16");
-#endif
-#if defined(FERRUM_HAVE_AVX512)
-  if (hasAvx512()) out.emplace_back("avx512");
-#endif
-#if defined(FERRUM_HAVE_AVX2)
-  if (hasAvx2()) out.emplace_back("avx2");
-#endif
-#if defined(FERRUM_HAVE_NEON)
-  out.emplace_back("neon");
-#endif
-  out.emplace_back("scalar");
+  for (const KernelTable* table : usableTables()) out.emplace_back(table->name);
   return out;
 }
 
 const KernelTable* defaultKernels(bool bf16Products, int kGranule) {
   const KernelTable* f32 = nullptr;
-  for (const std::string& name : usableKernelNames()) {
-    const KernelTable* table = kernelsByName(name);
+  for (const KernelTable* table : usableTables()) {
     if (kGranule % table->kMultiple != 0) continue;
     if (table->bf16Products == bf16Products) return table;
     if (f32 == nullptr && !table->bf16Products) f32 = table;
@@ -86,24 +92,8 @@ const KernelTable* defaultKernels(bool bf16Products, int kGranule) {
 }
 
 const KernelTable* kernelsByName(const std::string& name) {
-  for (const std::string& usable : usableKernelNames()) {
-    if (usable != name) continue;
-#if defined(FERRUM_HAVE_AMX)
-    if (name == "amx") return amxKernels();
-#endif
-#if defined(FERRUM_HAVE_AVX512BF16)
-    if (name == "avx512bf16") return avx512Bf16Kernels();
-#endif
-#if defined(FERRUM_HAVE_AVX512)
-    if (name == "avx512") return avx512Kernels();
-#endif
-#if defined(FERRUM_HAVE_AVX2)
-    if (name == "avx2") return avx2Kernels();
-#endif
-#if defined(FERRUM_HAVE_NEON)
-    if (name == "neon") return neonKernels();
-#endif
-    if (name == "scalar") return scalarKernels();
+  for (const KernelTable* table : usableTables()) {
+    if (name == table->name) return table;
   }
   return nullptr;
 }
