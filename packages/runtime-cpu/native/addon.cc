@@ -1,4 +1,4 @@
-// Module registration: probe(), loadModel() and the NativeModel class.
+// Module registration: probe(), loadModel(), runElementwise() and the NativeModel class.
 #include <napi.h>
 
 #include <memory>
@@ -47,8 +47,31 @@ Napi::Value loadModel(const Napi::CallbackInfo& info) {
       [loaded](Napi::Env resultEnv) -> Napi::Value { return NativeModel::wrap(resultEnv, *loaded); }, {});
 }
 
+// runElementwise(simd, op, x, up?): one table's softmax(x) or siluMul(x, up), in place, on the calling thread.
+Napi::Value runElementwise(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const KernelTable* table = info[0].IsString() ? kernelsByName(info[0].As<Napi::String>()) : nullptr;
+  const std::string op = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "";
+  if (table == nullptr || !info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) {
+    throw Napi::TypeError::New(env, "runElementwise(simd, op, x, up?): a usable path and a Float32Array");
+  }
+  Napi::Float32Array x = info[2].As<Napi::Float32Array>();
+  const int n = static_cast<int>(x.ElementLength());
+  if (op == "softmax" && n > 0) {
+    table->softmax(x.Data(), n);
+  } else if (op == "siluMul" && info[3].IsTypedArray() &&
+             info[3].As<Napi::TypedArray>().TypedArrayType() == napi_float32_array &&
+             info[3].As<Napi::Float32Array>().ElementLength() == x.ElementLength()) {
+    table->siluMul(x.Data(), info[3].As<Napi::Float32Array>().Data(), n);
+  } else {
+    throw Napi::TypeError::New(env, "runElementwise: op softmax (a non-empty x) or siluMul (up as long as x)");
+  }
+  return env.Undefined();
+}
+
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("probe", Napi::Function::New(env, probe, "probe"));
+  exports.Set("runElementwise", Napi::Function::New(env, runElementwise, "runElementwise"));
   exports.Set("loadModel", Napi::Function::New(env, loadModel, "loadModel"));
   NativeModel::define(env, exports);
   return exports;

@@ -26,18 +26,7 @@ void attendOne(const KernelTable& kernels, const AttentionArgs& a, int token, in
   const size_t kvDim = static_cast<size_t>(a.numKvHeads) * hd;
   const KvRows keys{a.kv->key(a.layer, 0) + static_cast<size_t>(kvHead) * hd, kvDim, slots, count, hd};
   kernels.scores(keys, q, group, scale, scores);
-  for (int h = 0; h < group; ++h) {
-    float* row = scores + static_cast<size_t>(h) * count;
-    float max = row[0];
-    for (int j = 1; j < count; ++j) max = row[j] > max ? row[j] : max;
-    float sum = 0.0f;
-    for (int j = 0; j < count; ++j) {
-      row[j] = std::exp(row[j] - max);
-      sum += row[j];
-    }
-    const float inverse = 1.0f / sum;
-    for (int j = 0; j < count; ++j) row[j] *= inverse;
-  }
+  for (int h = 0; h < group; ++h) kernels.softmax(scores + static_cast<size_t>(h) * count, count);
   const KvRows values{a.kv->value(a.layer, 0) + static_cast<size_t>(kvHead) * hd, kvDim, slots, count, hd};
   kernels.weightedValues(values, scores, group, out);
 }

@@ -32,6 +32,24 @@ struct V256 {
     return _mm_cvtss_f32(sum);
   }
   static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }
+  static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
+  static Reg div(Reg a, Reg b) { return _mm256_div_ps(a, b); }
+  // MINPS / MAXPS return their second operand where either is NaN.
+  static Reg min(Reg a, Reg b) { return _mm256_min_ps(a, b); }
+  static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
+  static float reduceMax(Reg r) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps(r, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+  }
+  static Reg roundNearest(Reg r) { return _mm256_round_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // n added to p's exponent field: p × 2^n while the result stays a normal float.
+  static Reg scaleByPow2(Reg p, Reg n) {
+    const __m256i shifted = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), shifted));
+  }
 };
 
 }  // namespace

@@ -6,7 +6,9 @@
 // V provides: Reg, kWidth (floats per Reg), kGemvRows (rows per tile when one token), kTileTokens and
 // kTileRows (tile shape for several tokens), zero(), load(const float*), loadBf16(const uint16_t*),
 // loadF16(const uint16_t*), fma(a, b, c) = a * b + c, reduce(Reg) -> float, store(float*, Reg),
-// broadcast(float), mul(a, b), add(a, b).
+// broadcast(float), add(a, b), mul(a, b), div(a, b), min(a, b) and max(a, b) (b returned where b is NaN),
+// reduceMax(Reg) -> float, roundNearest(Reg) (to the nearest integer, ties to even) and scaleByPow2(p, n) = p × 2^n
+// for integral n in [-126, 127].
 #pragma once
 
 #include <cstring>
@@ -269,9 +271,83 @@ static void widen(DType dtype, const void* src, float* dst, int n) {
   }
 }
 
+// e^x in every lane, within ~1 ulp of the exact value: 2^n × e^r with n = round(x / ln 2) and r = x - n ln 2 (ln 2
+// in two parts, so that n ln 2 is exact), e^r by its Taylor series to r^7 (|r| <= ln 2 / 2 leaves the next term
+// below 1e-8 of it). x is held in [-87.3, 88.3], where 2^n stays a normal float: e^x is then ~1e-38 below the range
+// (not 0 or a subnormal) and ~2e38 above it (not infinity). NaN stays NaN.
+template <class V>
+static inline typename V::Reg exp(typename V::Reg x) {
+  using Reg = typename V::Reg;
+  x = V::min(V::broadcast(88.3f), V::max(V::broadcast(-87.3f), x));
+  const Reg n = V::roundNearest(V::mul(x, V::broadcast(1.44269504f)));
+  Reg r = V::fma(n, V::broadcast(-0.693359375f), x);
+  r = V::fma(n, V::broadcast(2.12194440e-4f), r);
+  Reg p = V::broadcast(1.0f / 5040);
+  p = V::fma(p, r, V::broadcast(1.0f / 720));
+  p = V::fma(p, r, V::broadcast(1.0f / 120));
+  p = V::fma(p, r, V::broadcast(1.0f / 24));
+  p = V::fma(p, r, V::broadcast(1.0f / 6));
+  p = V::fma(p, r, V::broadcast(0.5f));
+  p = V::fma(p, r, V::broadcast(1.0f));
+  p = V::fma(p, r, V::broadcast(1.0f));
+  return V::scaleByPow2(p, n);
+}
+
+// Applies `f` (Reg -> Reg) to x[0, n) into out[0, n); the last n % kWidth elements through a zero-padded vector.
+template <class V, class F>
+static inline void mapRow(const float* x, float* out, int n, F f) {
+  int i = 0;
+  for (; i + V::kWidth <= n; i += V::kWidth) V::store(out + i, f(V::load(x + i), i));
+  if (i < n) {
+    float padded[V::kWidth];
+    V::store(padded, f(loadPartial<V, LoadF32<V>>(x + i, n - i), i));
+    std::memcpy(out + i, padded, sizeof(float) * static_cast<size_t>(n - i));
+  }
+}
+
+template <class V>
+static void softmax(float* row, int n) {
+  using Reg = typename V::Reg;
+  float max = row[0];
+  int i = 0;
+  if (n >= V::kWidth) {
+    Reg m = V::load(row);
+    for (i = V::kWidth; i + V::kWidth <= n; i += V::kWidth) m = V::max(m, V::load(row + i));
+    max = V::reduceMax(m);
+  }
+  for (; i < n; ++i) max = row[i] > max ? row[i] : max;
+  const Reg shift = V::broadcast(-max);
+  // Lanes past n hold exp(-max) after the padded load: only the first n elements are stored and summed.
+  Reg sum = V::zero();
+  int whole = 0;
+  mapRow<V>(row, row, n, [&](Reg x, int at) {
+    const Reg e = exp<V>(V::add(x, shift));
+    if (at + V::kWidth <= n) {
+      sum = V::add(sum, e);
+      whole = at + V::kWidth;
+    }
+    return e;
+  });
+  float total = V::reduce(sum);
+  for (int j = whole; j < n; ++j) total += row[j];
+  const Reg inverse = V::broadcast(1.0f / total);
+  mapRow<V>(row, row, n, [&](Reg x, int) { return V::mul(x, inverse); });
+}
+
+template <class V>
+static void siluMul(float* gate, const float* up, int n) {
+  using Reg = typename V::Reg;
+  const Reg one = V::broadcast(1.0f);
+  mapRow<V>(gate, gate, n, [&](Reg g, int at) {
+    const Reg u = at + V::kWidth <= n ? V::load(up + at) : loadPartial<V, LoadF32<V>>(up + at, n - at);
+    return V::mul(V::div(g, V::add(one, exp<V>(V::mul(g, V::broadcast(-1.0f))))), u);
+  });
+}
+
 template <class V>
 static KernelTable makeTable(const char* name) {
-  return KernelTable{name, false, 1, &matmul<V>, nullptr, nullptr, &scores<V>, &weightedValues<V>, &widen<V>};
+  return KernelTable{name,       false,        1,           &matmul<V>,  nullptr,     nullptr,
+                     &scores<V>, &weightedValues<V>, &widen<V>, &softmax<V>, &siluMul<V>};
 }
 
 // bf16 weights to `Bf16` (bf16 products on packed activations), other dtypes to V's f32 kernels.
@@ -289,8 +365,8 @@ static void matmulBf16Products(const MatmulArgs& args, int rowBegin, int rowEnd)
 template <class V, void (*Bf16)(const MatmulArgs&, int, int)>
 static KernelTable makeBf16Table(const char* name, int kMultiple, size_t (*packedElements)(int, int),
                                  void (*pack)(const float*, int, int, int, int, int, uint16_t*)) {
-  return KernelTable{name, true,  kMultiple, &matmulBf16Products<V, Bf16>, packedElements, pack, &scores<V>,
-                     &weightedValues<V>, &widen<V>};
+  return KernelTable{name,       true,        kMultiple, &matmulBf16Products<V, Bf16>, packedElements, pack,
+                     &scores<V>, &weightedValues<V>, &widen<V>, &softmax<V>, &siluMul<V>};
 }
 
 }  // namespace kernels

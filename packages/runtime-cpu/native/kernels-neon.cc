@@ -20,6 +20,18 @@ struct VNeon {
   static Reg fma(Reg a, Reg b, Reg c) { return vfmaq_f32(c, a, b); }
   static float reduce(Reg r) { return vaddvq_f32(r); }
   static void store(float* p, Reg r) { vst1q_f32(p, r); }
+  static Reg add(Reg a, Reg b) { return vaddq_f32(a, b); }
+  static Reg mul(Reg a, Reg b) { return vmulq_f32(a, b); }
+  static Reg div(Reg a, Reg b) { return vdivq_f32(a, b); }
+  // FMIN / FMAX return NaN where either operand is NaN.
+  static Reg min(Reg a, Reg b) { return vminq_f32(a, b); }
+  static Reg max(Reg a, Reg b) { return vmaxq_f32(a, b); }
+  static float reduceMax(Reg r) { return vmaxvq_f32(r); }
+  static Reg roundNearest(Reg r) { return vrndnq_f32(r); }
+  // n added to p's exponent field: p × 2^n while the result stays a normal float.
+  static Reg scaleByPow2(Reg p, Reg n) {
+    return vreinterpretq_f32_s32(vaddq_s32(vreinterpretq_s32_f32(p), vshlq_n_s32(vcvtq_s32_f32(n), 23)));
+  }
 };
 
 }  // namespace

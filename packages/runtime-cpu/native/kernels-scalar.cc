@@ -8,6 +8,7 @@ namespace {
 
 typedef float Float8 __attribute__((vector_size(32)));
 typedef uint32_t Uint8 __attribute__((vector_size(32)));
+typedef int32_t Int8 __attribute__((vector_size(32)));
 typedef uint16_t Half8 __attribute__((vector_size(16)));
 
 struct VScalar {
@@ -40,6 +41,38 @@ struct VScalar {
   static Reg fma(Reg a, Reg b, Reg c) { return a * b + c; }
   static float reduce(Reg r) { return ((r[0] + r[4]) + (r[2] + r[6])) + ((r[1] + r[5]) + (r[3] + r[7])); }
   static void store(float* p, Reg r) { std::memcpy(p, &r, sizeof r); }
+  static Reg add(Reg a, Reg b) { return a + b; }
+  static Reg mul(Reg a, Reg b) { return a * b; }
+  static Reg div(Reg a, Reg b) { return a / b; }
+  static Reg min(Reg a, Reg b) {
+    for (int i = 0; i < kWidth; ++i) a[i] = a[i] < b[i] ? a[i] : b[i];
+    return a;
+  }
+  static Reg max(Reg a, Reg b) {
+    for (int i = 0; i < kWidth; ++i) a[i] = a[i] > b[i] ? a[i] : b[i];
+    return a;
+  }
+  static float reduceMax(Reg r) {
+    float m = r[0];
+    for (int i = 1; i < kWidth; ++i) m = r[i] > m ? r[i] : m;
+    return m;
+  }
+  // Adding and subtracting 1.5 × 2^23 rounds |r| < 2^22 to an integer in the current (nearest-even) rounding mode.
+  static Reg roundNearest(Reg r) {
+    constexpr float kShifter = 12582912.0f;
+    return (r + kShifter) - kShifter;
+  }
+  // n added to p's exponent field: p × 2^n while the result stays a normal float.
+  static Reg scaleByPow2(Reg p, Reg n) {
+    Uint8 bits;
+    std::memcpy(&bits, &p, sizeof bits);
+    const Int8 exponent = __builtin_convertvector(n, Int8);
+    Uint8 shift;
+    std::memcpy(&shift, &exponent, sizeof shift);
+    bits += shift << 23;
+    std::memcpy(&p, &bits, sizeof p);
+    return p;
+  }
 };
 
 }  // namespace

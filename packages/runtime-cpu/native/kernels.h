@@ -67,6 +67,10 @@ struct KernelTable {
   void (*weightedValues)(const KvRows& values, const float* p, int numHeads, float* out);
   /** dst[i] = float(src[i]) for a row in `dtype`. */
   void (*widen)(DType dtype, const void* src, float* dst, int n);
+  /** row[j] = exp(row[j] - max) / Σ_i exp(row[i] - max) for j < n, in place: attention's softmax. */
+  void (*softmax)(float* row, int n);
+  /** gate[i] = silu(gate[i]) × up[i] = gate[i] / (1 + exp(-gate[i])) × up[i]: the gated MLP's activation. */
+  void (*siluMul)(float* gate, const float* up, int n);
 };
 
 const KernelTable* scalarKernels();

@@ -94,7 +94,7 @@ void Model::mlpBlock(int tokens, int layer) {
   });
   runLinears(pool_, *kernels_, normed, h, tokens, packed_.as<uint16_t>(), {{&w.gate, gate, inter, false}, {&w.up, up, inter, false}});
   pool_.parallelFor(tokens, [&](int64_t begin, int64_t end, int) {
-    for (int64_t t = begin; t < end; ++t) siluMul(gate + t * inter, up + t * inter, inter);
+    for (int64_t t = begin; t < end; ++t) kernels_->siluMul(gate + t * inter, up + t * inter, inter);
   });
   runLinears(pool_, *kernels_, gate, inter, tokens, packed_.as<uint16_t>(), {{&w.down, hidden, h, true}});
 }

@@ -12,10 +12,6 @@ void rmsNorm(const float* x, const float* weight, float eps, float* out, int n) 
   for (int i = 0; i < n; ++i) out[i] = weight[i] * (x[i] * inverse);
 }
 
-void siluMul(float* gate, const float* up, int n) {
-  for (int i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-}
-
 void addBias(float* y, const float* bias, int n) {
   for (int i = 0; i < n; ++i) y[i] += bias[i];
 }

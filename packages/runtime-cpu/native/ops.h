@@ -8,8 +8,6 @@ namespace ferrum {
 /** out = x / sqrt(mean(x^2) + eps) * weight (HF LlamaRMSNorm in f32). `out` may alias `x`. */
 void rmsNorm(const float* x, const float* weight, float eps, float* out, int n);
 
-/** gate[i] = silu(gate[i]) * up[i]. */
-void siluMul(float* gate, const float* up, int n);
 
 /** y[i] += bias[i]. */
 void addBias(float* y, const float* bias, int n);

@@ -30,6 +30,15 @@ struct V512 {
   static Reg fma(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
   static float reduce(Reg r) { return _mm512_reduce_add_ps(r); }
   static void store(float* p, Reg r) { _mm512_storeu_ps(p, r); }
+  static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
+  static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
+  static Reg div(Reg a, Reg b) { return _mm512_div_ps(a, b); }
+  // MINPS / MAXPS return their second operand where either is NaN.
+  static Reg min(Reg a, Reg b) { return _mm512_min_ps(a, b); }
+  static Reg max(Reg a, Reg b) { return _mm512_max_ps(a, b); }
+  static float reduceMax(Reg r) { return _mm512_reduce_max_ps(r); }
+  static Reg roundNearest(Reg r) { return _mm512_roundscale_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static Reg scaleByPow2(Reg p, Reg n) { return _mm512_scalef_ps(p, n); }
 };
 
 // 16 floats to bf16 exactly as f32ToBf16 rounds them (nearest even, NaN kept quiet), with integer operations:

@@ -109,6 +109,12 @@ export interface NativeModel {
 export interface NativeAddon {
   probe(): NativeProbe;
   loadModel(options: NativeLoadOptions): Promise<NativeModel>;
+  /**
+   * One path's elementwise kernel on one row, in place: `softmax` of `x`, or `siluMul` (x = silu(x) × up). For
+   * tests and benchmarks of the kernels themselves; throws a TypeError for an unusable path or bad arrays.
+   */
+  runElementwise(simd: CpuSimdPath, op: 'softmax', x: Float32Array): void;
+  runElementwise(simd: CpuSimdPath, op: 'siluMul', x: Float32Array, up: Float32Array): void;
 }
 
 /** The addon, or why it could not be loaded. */
