@@ -1,50 +1,94 @@
 #include "attention.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace ferrum {
 namespace {
 
-// Query heads [firstHead, firstHead + numHeads) of `token`, all in the GQA group of `kvHead`.
-void attendOne(const KernelTable& kernels, const AttentionArgs& a, int token, int kvHead, int firstHead, int numHeads,
-               float* scores) {
+// Query heads [firstHead, firstHead + numHeads) of tokens [token, token + tokens) of one sequence, all in the GQA
+// group of `kvHead`. One token reads and writes its rows in place; a block gathers its q rows first, so that every
+// (token, head) pair is one row of the kernels' scores, and scatters its output rows after.
+void attendBlock(const KernelTable& kernels, const AttentionArgs& a, int token, int tokens, int kvHead, int firstHead,
+                 int numHeads, float* scratch) {
   const BatchView& batch = *a.batch;
   const int seq = a.tokenSeq[token];
   const int qBegin = batch.qIndptr.data[seq];
   const int qLen = batch.qIndptr.data[seq + 1] - qBegin;
   const int kvBegin = batch.kvIndptr.data[seq];
   const int kvLen = batch.kvIndptr.data[seq + 1] - kvBegin;
-  const int count = kvLen - qLen + (token - qBegin) + 1;
+  // Keys of the block's last token; token i of the block sees tokens - 1 - i fewer.
+  const int count = kvLen - qLen + (token + tokens - 1 - qBegin) + 1;
   const int32_t* slots = batch.kvIndices.data + kvBegin;
-  const int group = numHeads;
   const int hd = a.headDim;
+  const int rows = tokens * numHeads;
   const size_t rowWidth = static_cast<size_t>(a.numHeads) * hd;
-  const float* q = a.q + static_cast<size_t>(token) * rowWidth + static_cast<size_t>(firstHead) * hd;
-  float* out = a.out + static_cast<size_t>(token) * rowWidth + static_cast<size_t>(firstHead) * hd;
+  const size_t headOffset = static_cast<size_t>(firstHead) * hd;
+  const size_t blockFloats = static_cast<size_t>(rows) * hd;
+  float* scores = scratch;
+  float* gathered = scores + static_cast<size_t>(rows) * count;
+  const float* q = a.q + static_cast<size_t>(token) * rowWidth + headOffset;
+  float* out = a.out + static_cast<size_t>(token) * rowWidth + headOffset;
+  if (tokens > 1) {
+    for (int i = 0; i < tokens; ++i) {
+      std::memcpy(gathered + static_cast<size_t>(i) * numHeads * hd, q + i * rowWidth, sizeof(float) * numHeads * hd);
+    }
+    q = gathered;
+    out = gathered + blockFloats;
+  }
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-
   const size_t kvDim = static_cast<size_t>(a.numKvHeads) * hd;
   const KvRows keys{a.kv->key(a.layer, 0) + static_cast<size_t>(kvHead) * hd, kvDim, slots, count, hd};
-  kernels.scores(keys, q, group, scale, scores);
-  for (int h = 0; h < group; ++h) kernels.softmax(scores + static_cast<size_t>(h) * count, count);
+  kernels.scores(keys, q, rows, scale, scores);
+  for (int r = 0; r < rows; ++r) {
+    float* row = scores + static_cast<size_t>(r) * count;
+    const int own = count - (tokens - 1 - r / numHeads);
+    kernels.softmax(row, own);
+    // Weight 0 for the block's later tokens: the weighted sum adds exact zeros in their place.
+    std::memset(row + own, 0, sizeof(float) * static_cast<size_t>(count - own));
+  }
   const KvRows values{a.kv->value(a.layer, 0) + static_cast<size_t>(kvHead) * hd, kvDim, slots, count, hd};
-  kernels.weightedValues(values, scores, group, out);
+  kernels.weightedValues(values, scores, rows, out);
+  if (tokens == 1) return;
+  float* outRows = a.out + static_cast<size_t>(token) * rowWidth + headOffset;
+  for (int i = 0; i < tokens; ++i) {
+    std::memcpy(outRows + i * rowWidth, out + static_cast<size_t>(i) * numHeads * hd, sizeof(float) * numHeads * hd);
+  }
 }
 
 }  // namespace
 
+size_t attentionScratchFloats(int group, int numSlots, int headDim) {
+  // 16 floats of padding keep each thread's scratch on its own cache lines.
+  return static_cast<size_t>(kQueryBlock) * group * (static_cast<size_t>(numSlots) + 2 * static_cast<size_t>(headDim)) +
+         16;
+}
+
 void attention(ThreadPool& pool, const KernelTable& kernels, const AttentionArgs& args) {
+  const BatchView& batch = *args.batch;
   const int group = args.numHeads / args.numKvHeads;
+  int numBlocks = 0;
+  for (int seq = 0; seq < batch.numSeqs; ++seq) {
+    for (int t = batch.qIndptr.data[seq]; t < batch.qIndptr.data[seq + 1]; t += kQueryBlock) {
+      args.blockStarts[numBlocks++] = t;
+    }
+  }
   // Few (token, KV head) items (single-stream decode) leave threads idle: then one item per query head,
   // which reads each K/V row once per head instead of once per group but computes the same numbers.
-  const bool perHead = static_cast<int64_t>(args.batch->numTokens) * args.numKvHeads < pool.size();
-  const int perToken = perHead ? args.numHeads : args.numKvHeads;
+  const bool perHead =
+      numBlocks == batch.numTokens && static_cast<int64_t>(batch.numTokens) * args.numKvHeads < pool.size();
+  const int perBlock = perHead ? args.numHeads : args.numKvHeads;
   const int headsPerItem = perHead ? 1 : group;
-  pool.forEachDynamic(static_cast<int64_t>(args.batch->numTokens) * perToken, [&](int64_t item, int thread) {
-    float* scores = args.scratch + static_cast<size_t>(thread) * args.scratchFloatsPerThread;
-    const int token = static_cast<int>(item / perToken);
-    const int firstHead = static_cast<int>(item % perToken) * headsPerItem;
-    attendOne(kernels, args, token, firstHead / group, firstHead, headsPerItem, scores);
+  pool.forEachDynamic(static_cast<int64_t>(numBlocks) * perBlock, [&](int64_t item, int thread) {
+    const int block = static_cast<int>(item / perBlock);
+    const int token = args.blockStarts[block];
+    const int seq = args.tokenSeq[token];
+    const int next = block + 1 < numBlocks ? args.blockStarts[block + 1] : batch.numTokens;
+    const int seqEnd = batch.qIndptr.data[seq + 1];
+    const int tokens = (next < seqEnd ? next : seqEnd) - token;
+    const int firstHead = static_cast<int>(item % perBlock) * headsPerItem;
+    attendBlock(kernels, args, token, tokens, firstHead / group, firstHead, headsPerItem,
+                args.scratch + static_cast<size_t>(thread) * args.scratchFloatsPerThread);
   });
 }
 

@@ -25,16 +25,29 @@ struct AttentionArgs {
   int numHeads;
   int numKvHeads;
   int headDim;
-  /** [threads][scratchFloatsPerThread]: room for (numHeads / numKvHeads) × numSlots scores. */
+  /** [threads][scratchFloatsPerThread], each attentionScratchFloats(group, numSlots, headDim) or more. */
   float* scratch;
   size_t scratchFloatsPerThread;
+  /** Room for numTokens ints: the first token of each query block, filled by attention(). */
+  int32_t* blockStarts;
 };
+
+/** Tokens of one sequence that attend together, reading each K/V row once (a query block). */
+constexpr int kQueryBlock = 16;
+
+/**
+ * Scratch floats a thread needs: a block's scores over up to numSlots entries, its q and its output rows. A block's
+ * scores take kQueryBlock × group floats a slot a thread, ~1-2% of an f32 KV pool's bytes at 16 threads.
+ */
+size_t attentionScratchFloats(int group, int numSlots, int headDim);
 
 /**
  * For new token i (of qLen) of a sequence whose KV list has kvLen entries, attends to list entries
  * 0 .. kvLen - qLen + i (bottom-right aligned causal mask; with validated positions this is 0 .. position).
- * Work items are (token, KV head) pairs so that the query heads of a GQA group read each K/V row once, or
- * (token, query head) pairs when there are fewer of those than threads.
+ * Work items are (query block, KV head) pairs: up to kQueryBlock consecutive tokens of a sequence and the query heads
+ * of a GQA group, so that each K/V row is read once per block.
+ * Single tokens (decode) with fewer such items than threads take (token, query head) items instead. A token's result
+ * does not depend on its block: each score, softmax and weighted sum is its own, over its own keys, in key order.
  */
 void attention(ThreadPool& pool, const KernelTable& kernels, const AttentionArgs& args);
 

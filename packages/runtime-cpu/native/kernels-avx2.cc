@@ -14,6 +14,8 @@ struct V256 {
   // 16 ymm registers: 2 × 4 accumulators + 4 weight rows + 1 activation row.
   static constexpr int kTileTokens = 2;
   static constexpr int kTileRows = 4;
+  // 2 heads × 4 sums + 4 value vectors + a weight.
+  static constexpr int kValueHeads = 2;
   static Reg zero() { return _mm256_setzero_ps(); }
   static Reg broadcast(float v) { return _mm256_set1_ps(v); }
   static Reg load(const float* p) { return _mm256_loadu_ps(p); }

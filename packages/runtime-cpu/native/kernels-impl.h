@@ -4,7 +4,7 @@
 // be merged into (and then executed by) the baseline build. No standard library beyond memcpy here.
 //
 // V provides: Reg, kWidth (floats per Reg), kGemvRows (rows per tile when one token), kTileTokens and
-// kTileRows (tile shape for several tokens), zero(), load(const float*), loadBf16(const uint16_t*),
+// kTileRows (tile shape for several tokens), kValueHeads (heads weightedValues sums at once), zero(), load(const float*), loadBf16(const uint16_t*),
 // loadF16(const uint16_t*), fma(a, b, c) = a * b + c, reduce(Reg) -> float, store(float*, Reg),
 // broadcast(float), add(a, b), mul(a, b), div(a, b), min(a, b) and max(a, b) (b returned where b is NaN),
 // reduceMax(Reg) -> float, roundNearest(Reg) (to the nearest integer, ties to even) and scaleByPow2(p, n) = p × 2^n
@@ -174,7 +174,8 @@ static void matmul(const MatmulArgs& args, int rowBegin, int rowEnd) {
 
 // Keys `scores` multiplies together: independent sums in flight, each still a plain dot product of its own.
 constexpr int kScoreKeys = 4;
-// Vectors of a head's dims `weightedValues` accumulates in registers over all the values.
+// Vectors of a head's dims `weightedValues` accumulates in registers over all the values, for V::kValueHeads heads
+// at once (each value vector loaded once for all of them).
 constexpr int kValueVectors = 4;
 
 // out[r] = q · rows[r] over n floats, for R rows: per row the fused multiply-adds of a dot product, then its reduce.
@@ -214,32 +215,51 @@ static void scores(const KvRows& keys, const float* q, int numHeads, float scale
   for (; j < keys.count; ++j) scoreKeys<V, 1>(keys, j, q, numHeads, scale, out);
 }
 
-// B vectors of dims [d, d + B × kWidth) of one head: accumulated in registers over every value row, in j order.
-template <class V, int B>
+// B vectors of dims [d, d + B × kWidth) of H heads (weights p + h × count, outputs out + h × headDim): accumulated
+// in registers over every value row, in j order.
+template <class V, int H, int B>
 static inline void weightedSlice(const KvRows& values, const float* p, int d, float* out) {
   using Reg = typename V::Reg;
-  Reg acc[B];
-  for (int b = 0; b < B; ++b) acc[b] = V::zero();
+  Reg acc[H][B];
+  for (int h = 0; h < H; ++h)
+    for (int b = 0; b < B; ++b) acc[h][b] = V::zero();
   for (int j = 0; j < values.count; ++j) {
-    const Reg weight = V::broadcast(p[j]);
     const float* row = values.base + static_cast<size_t>(values.slots[j]) * values.stride + d;
-    for (int b = 0; b < B; ++b) acc[b] = V::fma(weight, V::load(row + b * V::kWidth), acc[b]);
+    Reg v[B];
+    for (int b = 0; b < B; ++b) v[b] = V::load(row + b * V::kWidth);
+    for (int h = 0; h < H; ++h) {
+      const Reg weight = V::broadcast(p[static_cast<size_t>(h) * values.count + j]);
+      for (int b = 0; b < B; ++b) acc[h][b] = V::fma(weight, v[b], acc[h][b]);
+    }
   }
-  for (int b = 0; b < B; ++b) V::store(out + d + b * V::kWidth, acc[b]);
+  for (int h = 0; h < H; ++h)
+    for (int b = 0; b < B; ++b) V::store(out + static_cast<size_t>(h) * values.headDim + d + b * V::kWidth, acc[h][b]);
+}
+
+// The whole vectors of H heads' dims.
+template <class V, int H>
+static inline void weightedHeads(const KvRows& values, const float* p, float* out) {
+  const int n = values.headDim;
+  int d = 0;
+  for (; d + kValueVectors * V::kWidth <= n; d += kValueVectors * V::kWidth) {
+    weightedSlice<V, H, kValueVectors>(values, p, d, out);
+  }
+  for (; d + V::kWidth <= n; d += V::kWidth) weightedSlice<V, H, 1>(values, p, d, out);
 }
 
 template <class V>
 static void weightedValues(const KvRows& values, const float* p, int numHeads, float* out) {
   const int n = values.headDim;
-  for (int h = 0; h < numHeads; ++h) {
-    const float* ph = p + static_cast<size_t>(h) * values.count;
+  const size_t count = static_cast<size_t>(values.count);
+  int h = 0;
+  for (; h + V::kValueHeads <= numHeads; h += V::kValueHeads) {
+    weightedHeads<V, V::kValueHeads>(values, p + h * count, out + static_cast<size_t>(h) * n);
+  }
+  for (; h < numHeads; ++h) weightedHeads<V, 1>(values, p + h * count, out + static_cast<size_t>(h) * n);
+  for (h = 0; h < numHeads; ++h) {
+    const float* ph = p + h * count;
     float* oh = out + static_cast<size_t>(h) * n;
-    int d = 0;
-    for (; d + kValueVectors * V::kWidth <= n; d += kValueVectors * V::kWidth) {
-      weightedSlice<V, kValueVectors>(values, ph, d, oh);
-    }
-    for (; d + V::kWidth <= n; d += V::kWidth) weightedSlice<V, 1>(values, ph, d, oh);
-    for (; d < n; ++d) {
+    for (int d = n / V::kWidth * V::kWidth; d < n; ++d) {
       float acc = 0.0f;
       for (int j = 0; j < values.count; ++j) {
         acc += ph[j] * values.base[static_cast<size_t>(values.slots[j]) * values.stride + d];

@@ -12,6 +12,8 @@ struct VNeon {
   static constexpr int kGemvRows = 8;
   static constexpr int kTileTokens = 4;
   static constexpr int kTileRows = 4;
+  // 32 q registers: 4 heads × 4 sums + 4 value vectors + a weight.
+  static constexpr int kValueHeads = 4;
   static Reg zero() { return vdupq_n_f32(0.0f); }
   static Reg broadcast(float v) { return vdupq_n_f32(v); }
   static Reg load(const float* p) { return vld1q_f32(p); }

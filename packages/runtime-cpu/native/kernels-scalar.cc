@@ -17,6 +17,8 @@ struct VScalar {
   static constexpr int kGemvRows = 4;
   static constexpr int kTileTokens = 2;
   static constexpr int kTileRows = 4;
+  // Each Reg takes two of the baseline's 16 xmm registers: 4 sums and 4 value vectors fill them.
+  static constexpr int kValueHeads = 1;
   static Reg zero() { return Reg{}; }
   static Reg broadcast(float value) { return Reg{} + value; }
   static Reg load(const float* p) {

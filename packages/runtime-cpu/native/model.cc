@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "cpu-features.h"
+#include "attention.h"
 #include "native-error.h"
 
 namespace ferrum {
@@ -71,8 +72,8 @@ Model::Model(const ModelOptions& options)
   ropeCos_ = floats(tokens, static_cast<size_t>(rope_.half()), "RoPE tables");
   ropeSin_ = floats(tokens, static_cast<size_t>(rope_.half()), "RoPE tables");
   tokenSeq_ = AlignedBuffer(tokens * sizeof(int32_t), "batch metadata");
-  // 16 floats of padding keep each thread's scores on their own cache lines.
-  scoresPerThread_ = static_cast<size_t>(shape_.numHeads / shape_.numKvHeads) * static_cast<size_t>(options.numSlots) + 16;
+  blockStarts_ = AlignedBuffer(tokens * sizeof(int32_t), "batch metadata");
+  scoresPerThread_ = attentionScratchFloats(shape_.numHeads / shape_.numKvHeads, options.numSlots, shape_.headDim);
   scores_ = floats(static_cast<size_t>(pool_.size()), scoresPerThread_, "attention scores");
   logitRows_ = floats(kLogitRows, static_cast<size_t>(shape_.hiddenSize), "logits");
   logits_ = floats(kLogitRows, static_cast<size_t>(shape_.vocabSize), "logits");

@@ -74,8 +74,8 @@ class Model {
   std::mutex mutex_;
 
   // Workspaces, [maxBatchTokens][width] unless noted.
-  AlignedBuffer hidden_, normed_, q_, k_, v_, attn_, gate_, up_, ropeCos_, ropeSin_, tokenSeq_;
-  AlignedBuffer scores_;      // [threads][group × numSlots]
+  AlignedBuffer hidden_, normed_, q_, k_, v_, attn_, gate_, up_, ropeCos_, ropeSin_, tokenSeq_, blockStarts_;
+  AlignedBuffer scores_;      // [threads][attentionScratchFloats]
   AlignedBuffer logitRows_;   // [kLogitRows][hiddenSize]: final-normed sampled rows
   AlignedBuffer logits_;      // [kLogitRows][vocabSize]
   AlignedBuffer packed_;      // bf16-product tables: a projection's input as packActivations leaves it

@@ -16,6 +16,8 @@ struct V512 {
   static constexpr int kGemvRows = 8;
   static constexpr int kTileTokens = 4;
   static constexpr int kTileRows = 4;
+  // 32 zmm registers: 4 heads × 4 sums + 4 value vectors + a weight.
+  static constexpr int kValueHeads = 4;
   static Reg zero() { return _mm512_setzero_ps(); }
   static Reg broadcast(float v) { return _mm512_set1_ps(v); }
   static Reg load(const float* p) { return _mm512_loadu_ps(p); }
