@@ -25,33 +25,64 @@ size_t packedElements(int numTokens, int k) {
   return static_cast<size_t>(tokenTilesOf(numTokens)) * static_cast<size_t>(chunksOf(k)) * kTileElements;
 }
 
+// In place: row r of the result holds word r of every input row (a 16 × 16 transpose of 32-bit words), in four
+// rounds of interleaves: words, then pairs of words, then 128-bit lanes twice.
+void transpose16(__m512i (&m)[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(m[i], m[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(m[i], m[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    for (int j = 0; j < 2; ++j) {
+      m[i + j] = _mm512_unpacklo_epi64(t[i + j], t[i + j + 2]);
+      m[i + j + 2] = _mm512_unpackhi_epi64(t[i + j], t[i + j + 2]);
+    }
+  }
+  for (int i = 0; i < 16; i += 8) {
+    for (int j = 0; j < 4; ++j) {
+      t[i + j] = _mm512_shuffle_i32x4(m[i + j], m[i + j + 4], 0x88);
+      t[i + j + 4] = _mm512_shuffle_i32x4(m[i + j], m[i + j + 4], 0xdd);
+    }
+  }
+  for (int j = 0; j < 8; ++j) {
+    m[j] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0x88);
+    m[j + 8] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0xdd);
+  }
+  // The interleaves leave row r at the index whose two low bits are r's swapped.
+  for (int r = 0; r < 16; ++r) t[r] = m[(r & ~3) | ((r & 1) << 1) | ((r >> 1) & 1)];
+  for (int r = 0; r < 16; ++r) m[r] = t[r];
+}
+
 // Packed activations: per 16-token tile, per 32-element chunk of k, one 1 KB tile whose row p holds k pair
 // (2p, 2p + 1) of each of the 16 tokens side by side. Element (t, i) sits at
 // ((t / 16 × chunks + i / 32) × 16 + i % 32 / 2) × 32 + t % 16 × 2 + i % 2; tokens and k past the ends are zero.
+// Ranges start at whole tiles (the table's packTokens): each tile is written whole, by one thread.
 void packActivations(const float* x, int ldx, int numTokens, int k, int tokenBegin, int tokenEnd, uint16_t* out) {
   const int chunks = chunksOf(k);
-  // A chunk of a token is 16 pairs (32-bit words), one to each row of its tile: a scatter with a 64-byte stride.
-  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                          _mm512_set1_epi32(kRowBytes / 4));
-  auto tileBase = [&](int t, int c) {
-    return out + (static_cast<size_t>(t / kTile) * chunks + c) * kTileElements + (t % kTile) * 2;
-  };
-  for (int t = tokenBegin; t < tokenEnd; ++t) {
-    const float* row = x + static_cast<size_t>(t) * ldx;
+  for (int t0 = tokenBegin; t0 < tokenEnd; t0 += kTile) {
+    const int tokens = numTokens - t0 < kTile ? numTokens - t0 : kTile;
+    uint16_t* tile = out + static_cast<size_t>(t0 / kTile) * chunks * kTileElements;
     for (int c = 0; c < chunks; ++c) {
       const int i = c * kChunk, valid = k - i < kChunk ? k - i : kChunk;
       const __mmask16 low = static_cast<__mmask16>(valid >= 16 ? 0xffff : (1u << valid) - 1);
       const __mmask16 high =
           static_cast<__mmask16>(valid >= kChunk ? 0xffff : valid <= 16 ? 0 : (1u << (valid - 16)) - 1);
-      const __m512i pairs = _mm512_inserti64x4(_mm512_castsi256_si512(roundToBf16(_mm512_maskz_loadu_ps(low, row + i))),
-                                               roundToBf16(_mm512_maskz_loadu_ps(high, row + i + 16)), 1);
-      _mm512_i32scatter_epi32(tileBase(t, c), rows, pairs, 4);
+      // Word p of token t's vector is its k pair (2p, 2p + 1); the transpose makes word t of row p.
+      __m512i words[kTile];
+      for (int t = 0; t < kTile; ++t) {
+        if (t >= tokens) {
+          words[t] = _mm512_setzero_si512();
+          continue;
+        }
+        const float* row = x + static_cast<size_t>(t0 + t) * ldx + i;
+        words[t] = _mm512_inserti64x4(_mm512_castsi256_si512(roundToBf16(_mm512_maskz_loadu_ps(low, row))),
+                                      roundToBf16(_mm512_maskz_loadu_ps(high, row + 16)), 1);
+      }
+      transpose16(words);
+      uint16_t* dst = tile + static_cast<size_t>(c) * kTileElements;
+      for (int p = 0; p < kTile; ++p) _mm512_storeu_si512(dst + p * kChunk, words[p]);
     }
-  }
-  if (tokenEnd != numTokens) return;
-  const __m512i zero = _mm512_setzero_si512();
-  for (int t = numTokens; t < tokenTilesOf(numTokens) * kTile; ++t) {
-    for (int c = 0; c < chunks; ++c) _mm512_i32scatter_epi32(tileBase(t, c), rows, zero, 4);
   }
 }
 
@@ -173,7 +204,7 @@ void bf16Matmul(const MatmulArgs& a, int rowBegin, int rowEnd) {
 
 const KernelTable* amxKernels() {
   static const KernelTable table =
-      kernels::makeBf16Table<V512, &bf16Matmul>("amx", kChunk, &packedElements, &packActivations);
+      kernels::makeBf16Table<V512, &bf16Matmul>("amx", kChunk, kTile, &packedElements, &packActivations);
   return &table;
 }
 

@@ -49,7 +49,7 @@ void bf16Matmul(const MatmulArgs& a, int rowBegin, int rowEnd) {
 
 const KernelTable* avx512Bf16Kernels() {
   static const KernelTable table =
-      kernels::makeBf16Table<V512, &bf16Matmul>("avx512bf16", 1, &packedElements, &packActivations);
+      kernels::makeBf16Table<V512, &bf16Matmul>("avx512bf16", 1, 1, &packedElements, &packActivations);
   return &table;
 }
 

@@ -366,8 +366,9 @@ static void siluMul(float* gate, const float* up, int n) {
 
 template <class V>
 static KernelTable makeTable(const char* name) {
-  return KernelTable{name,       false,        1,           &matmul<V>,  nullptr,     nullptr,
-                     &scores<V>, &weightedValues<V>, &widen<V>, &softmax<V>, &siluMul<V>};
+  return KernelTable{name,    false,      1,          1,
+                     &matmul<V>, nullptr, nullptr, &scores<V>,
+                     &weightedValues<V>, &widen<V>, &softmax<V>, &siluMul<V>};
 }
 
 // bf16 weights to `Bf16` (bf16 products on packed activations), other dtypes to V's f32 kernels.
@@ -381,12 +382,13 @@ static void matmulBf16Products(const MatmulArgs& args, int rowBegin, int rowEnd)
 }
 
 // A table with bf16 products: `Bf16` multiplies bf16 weights (k a multiple of kMultiple) by activations `pack` left
-// as `packedElements` says.
+// (in ranges of packTokens tokens) as `packedElements` says.
 template <class V, void (*Bf16)(const MatmulArgs&, int, int)>
-static KernelTable makeBf16Table(const char* name, int kMultiple, size_t (*packedElements)(int, int),
+static KernelTable makeBf16Table(const char* name, int kMultiple, int packTokens, size_t (*packedElements)(int, int),
                                  void (*pack)(const float*, int, int, int, int, int, uint16_t*)) {
-  return KernelTable{name,       true,        kMultiple, &matmulBf16Products<V, Bf16>, packedElements, pack,
-                     &scores<V>, &weightedValues<V>, &widen<V>, &softmax<V>, &siluMul<V>};
+  return KernelTable{name,    true,       kMultiple,  packTokens,
+                     &matmulBf16Products<V, Bf16>, packedElements, pack, &scores<V>,
+                     &weightedValues<V>, &widen<V>, &softmax<V>, &siluMul<V>};
 }
 
 }  // namespace kernels

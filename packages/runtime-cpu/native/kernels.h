@@ -49,13 +49,19 @@ struct KernelTable {
   bool bf16Products;
   /** Every weight's k must be a multiple of this (AMX tiles read 32 k of a row at a time); 1 for most tables. */
   int kMultiple;
+  /**
+   * bf16Products only: packActivations' token ranges start at multiples of this (AMX writes 16 tokens into each
+   * cache line of a tile, so a range split inside a tile would have two threads writing the same lines).
+   */
+  int packTokens;
   /** Computes rows [rowBegin, rowEnd) of the product described by `args`. */
   void (*matmul)(const MatmulArgs& args, int rowBegin, int rowEnd);
   /** bf16Products only: the uint16 elements packActivations writes for `numTokens` rows of `k`. */
   size_t (*packedElements)(int numTokens, int k);
   /**
    * bf16Products only: rows [tokenBegin, tokenEnd) of x (numTokens rows of k) rounded to bf16 (to nearest even) into
-   * `out`, in the layout matmul reads; the range that ends at numTokens also writes the layout's padding.
+   * `out`, in the layout matmul reads; the range that ends at numTokens also writes the layout's padding. tokenBegin
+   * is a multiple of packTokens.
    */
   void (*packActivations)(const float* x, int ldx, int numTokens, int k, int tokenBegin, int tokenEnd, uint16_t* out);
   /**

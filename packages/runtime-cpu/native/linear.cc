@@ -26,8 +26,11 @@ void runLinears(ThreadPool& pool, const KernelTable& kernels, const float* x, in
     if (numTokens <= kInlinePackTokens) {
       kernels.packActivations(x, ldx, numTokens, k, 0, numTokens, packed);
     } else {
-      pool.parallelFor(numTokens, [&](int64_t begin, int64_t end, int) {
-        kernels.packActivations(x, ldx, numTokens, k, static_cast<int>(begin), static_cast<int>(end), packed);
+      const int unit = kernels.packTokens;
+      pool.parallelFor((numTokens + unit - 1) / unit, [&](int64_t begin, int64_t end, int) {
+        const int last = static_cast<int>(end) * unit;
+        kernels.packActivations(x, ldx, numTokens, k, static_cast<int>(begin) * unit, last < numTokens ? last : numTokens,
+                                packed);
       });
     }
     xPacked = packed;
