@@ -47,7 +47,8 @@ Napi::Value loadModel(const Napi::CallbackInfo& info) {
       [loaded](Napi::Env resultEnv) -> Napi::Value { return NativeModel::wrap(resultEnv, *loaded); }, {});
 }
 
-// runElementwise(simd, op, x, up?): one table's softmax(x) or siluMul(x, up), in place, on the calling thread.
+// runElementwise(simd, op, x, arg?): one table's softmax(x) or siluMul(x, up = arg), in place, or sumExp(x, shift = arg),
+// on the calling thread.
 Napi::Value runElementwise(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const KernelTable* table = info[0].IsString() ? kernelsByName(info[0].As<Napi::String>()) : nullptr;
@@ -59,12 +60,15 @@ Napi::Value runElementwise(const Napi::CallbackInfo& info) {
   const int n = static_cast<int>(x.ElementLength());
   if (op == "softmax" && n > 0) {
     table->softmax(x.Data(), n);
+  } else if (op == "sumExp" && info[3].IsNumber()) {
+    return Napi::Number::New(env, table->sumExp(x.Data(), n, info[3].As<Napi::Number>().FloatValue()));
   } else if (op == "siluMul" && info[3].IsTypedArray() &&
              info[3].As<Napi::TypedArray>().TypedArrayType() == napi_float32_array &&
              info[3].As<Napi::Float32Array>().ElementLength() == x.ElementLength()) {
     table->siluMul(x.Data(), info[3].As<Napi::Float32Array>().Data(), n);
   } else {
-    throw Napi::TypeError::New(env, "runElementwise: op softmax (a non-empty x) or siluMul (up as long as x)");
+    throw Napi::TypeError::New(env,
+                               "runElementwise: op softmax (a non-empty x), siluMul (up as long as x) or sumExp (a shift)");
   }
   return env.Undefined();
 }

@@ -52,6 +52,7 @@ struct V256 {
     const __m256i shifted = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
     return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), shifted));
   }
+  static Reg zeroNaN(Reg r) { return _mm256_and_ps(r, _mm256_cmp_ps(r, r, _CMP_ORD_Q)); }
 };
 
 }  // namespace

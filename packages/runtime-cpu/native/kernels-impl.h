@@ -7,8 +7,8 @@
 // kTileRows (tile shape for several tokens), kValueHeads (heads weightedValues sums at once), zero(), load(const float*), loadBf16(const uint16_t*),
 // loadF16(const uint16_t*), fma(a, b, c) = a * b + c, reduce(Reg) -> float, store(float*, Reg),
 // broadcast(float), add(a, b), mul(a, b), div(a, b), min(a, b) and max(a, b) (b returned where b is NaN),
-// reduceMax(Reg) -> float, roundNearest(Reg) (to the nearest integer, ties to even) and scaleByPow2(p, n) = p × 2^n
-// for integral n in [-126, 127].
+// reduceMax(Reg) -> float, roundNearest(Reg) (to the nearest integer, ties to even), scaleByPow2(p, n) = p × 2^n
+// for integral n in [-126, 127] and zeroNaN(Reg) (NaN lanes to 0).
 #pragma once
 
 #include <cstring>
@@ -365,10 +365,32 @@ static void siluMul(float* gate, const float* up, int n) {
 }
 
 template <class V>
+static double sumExp(const float* x, int n, float shift) {
+  using Reg = typename V::Reg;
+  constexpr int kBlock = 256;
+  const Reg minus = V::broadcast(-shift);
+  double total = 0.0;
+  for (int b = 0; b < n; b += kBlock) {
+    const int end = b + kBlock < n ? b + kBlock : n;
+    Reg sum = V::zero();
+    int i = b;
+    for (; i + V::kWidth <= end; i += V::kWidth) sum = V::add(sum, V::zeroNaN(exp<V>(V::add(V::load(x + i), minus))));
+    float part = V::reduce(sum);
+    if (i < end) {
+      float tail[V::kWidth];
+      V::store(tail, V::zeroNaN(exp<V>(V::add(loadPartial<V, LoadF32<V>>(x + i, end - i), minus))));
+      for (int j = 0; j < end - i; ++j) part += tail[j];
+    }
+    total += part;
+  }
+  return total;
+}
+
+template <class V>
 static KernelTable makeTable(const char* name) {
   return KernelTable{name,    false,      1,          1,
                      &matmul<V>, nullptr, nullptr, &scores<V>,
-                     &weightedValues<V>, &widen<V>, &softmax<V>, &siluMul<V>};
+                     &weightedValues<V>, &widen<V>, &softmax<V>, &siluMul<V>, &sumExp<V>};
 }
 
 // bf16 weights to `Bf16` (bf16 products on packed activations), other dtypes to V's f32 kernels.
@@ -388,7 +410,7 @@ static KernelTable makeBf16Table(const char* name, int kMultiple, int packTokens
                                  void (*pack)(const float*, int, int, int, int, int, uint16_t*)) {
   return KernelTable{name,    true,       kMultiple,  packTokens,
                      &matmulBf16Products<V, Bf16>, packedElements, pack, &scores<V>,
-                     &weightedValues<V>, &widen<V>, &softmax<V>, &siluMul<V>};
+                     &weightedValues<V>, &widen<V>, &softmax<V>, &siluMul<V>, &sumExp<V>};
 }
 
 }  // namespace kernels

@@ -34,6 +34,7 @@ struct VNeon {
   static Reg scaleByPow2(Reg p, Reg n) {
     return vreinterpretq_f32_s32(vaddq_s32(vreinterpretq_s32_f32(p), vshlq_n_s32(vcvtq_s32_f32(n), 23)));
   }
+  static Reg zeroNaN(Reg r) { return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(r), vceqq_f32(r, r))); }
 };
 
 }  // namespace

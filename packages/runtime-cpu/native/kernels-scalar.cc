@@ -75,6 +75,10 @@ struct VScalar {
     std::memcpy(&p, &bits, sizeof p);
     return p;
   }
+  static Reg zeroNaN(Reg r) {
+    for (int i = 0; i < kWidth; ++i) r[i] = r[i] == r[i] ? r[i] : 0.0f;
+    return r;
+  }
 };
 
 }  // namespace

@@ -77,6 +77,11 @@ struct KernelTable {
   void (*softmax)(float* row, int n);
   /** gate[i] = silu(gate[i]) × up[i] = gate[i] / (1 + exp(-gate[i])) × up[i]: the gated MLP's activation. */
   void (*siluMul)(float* gate, const float* up, int n);
+  /**
+   * Σ exp(x[i] - shift) over the entries of x[0, n) that are not NaN: a row's log-sum-exp (its greedy token's
+   * log-probability). Summed in f32 lanes over blocks of 256 entries and in double across blocks.
+   */
+  double (*sumExp)(const float* x, int n, float shift);
 };
 
 const KernelTable* scalarKernels();

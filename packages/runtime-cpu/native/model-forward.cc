@@ -1,4 +1,5 @@
 // Model::forward: the decoder graph (Llama / Qwen2 / Qwen3) over one flattened batch.
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -118,10 +119,11 @@ void Model::writeOutputs(const BatchView& batch) {
         batch.outTokens[first + i] = -1;
         batch.outLogprobs[first + i] = std::numeric_limits<float>::quiet_NaN();
         if (!(mode & kRowGreedy)) continue;
-        float logSumExp;
-        const int best = argmaxWithLogSumExp(logits + i * vocab, vocab, &logSumExp);
+        const float* row = logits + i * vocab;
+        const int best = argmaxSkippingNaN(row, vocab);
+        const double logSumExp = row[best] + std::log(kernels_->sumExp(row, vocab, row[best]));
         batch.outTokens[first + i] = best;
-        batch.outLogprobs[first + i] = logits[i * vocab + best] - logSumExp;
+        batch.outLogprobs[first + i] = static_cast<float>(row[best] - logSumExp);
       }
     });
     for (int i = 0; i < count; ++i) {

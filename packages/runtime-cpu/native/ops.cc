@@ -26,18 +26,12 @@ void applyRope(float* head, const float* cos, const float* sin, int half) {
 }
 
 // NaN entries are skipped, as the host sampler never draws them (a row of NaN only still yields 0).
-int argmaxWithLogSumExp(const float* x, int n, float* logSumExp) {
+int argmaxSkippingNaN(const float* x, int n) {
   int best = 0;
   while (best < n - 1 && std::isnan(x[best])) ++best;
   for (int i = best + 1; i < n; ++i) {
     if (x[i] > x[best]) best = i;
   }
-  const double max = x[best];
-  double sum = 0.0;
-  for (int i = 0; i < n; ++i) {
-    if (!std::isnan(x[i])) sum += std::exp(static_cast<double>(x[i]) - max);
-  }
-  *logSumExp = static_cast<float>(max + std::log(sum));
   return best;
 }
 

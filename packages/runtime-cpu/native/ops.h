@@ -15,7 +15,7 @@ void addBias(float* y, const float* bias, int n);
 /** NeoX / HF Llama rotate-half RoPE on one head: x[i], x[i + half] rotated by angle i. */
 void applyRope(float* head, const float* cos, const float* sin, int half);
 
-/** Index of the first maximum and log(sum(exp(x))), NaN entries skipped: greedy sampling and its log-probability. */
-int argmaxWithLogSumExp(const float* x, int n, float* logSumExp);
+/** Index of the first maximum, NaN entries skipped (0 for a row of NaN only): greedy sampling. */
+int argmaxSkippingNaN(const float* x, int n);
 
 }  // namespace ferrum

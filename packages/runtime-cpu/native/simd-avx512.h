@@ -41,6 +41,7 @@ struct V512 {
   static float reduceMax(Reg r) { return _mm512_reduce_max_ps(r); }
   static Reg roundNearest(Reg r) { return _mm512_roundscale_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static Reg scaleByPow2(Reg p, Reg n) { return _mm512_scalef_ps(p, n); }
+  static Reg zeroNaN(Reg r) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(r, r, _CMP_ORD_Q), r); }
 };
 
 // 16 floats to bf16 exactly as f32ToBf16 rounds them (nearest even, NaN kept quiet), with integer operations:

@@ -110,11 +110,13 @@ export interface NativeAddon {
   probe(): NativeProbe;
   loadModel(options: NativeLoadOptions): Promise<NativeModel>;
   /**
-   * One path's elementwise kernel on one row, in place: `softmax` of `x`, or `siluMul` (x = silu(x) × up). For
-   * tests and benchmarks of the kernels themselves; throws a TypeError for an unusable path or bad arrays.
+   * One path's elementwise kernel on one row: `softmax` of `x` or `siluMul` (x = silu(x) × up) in place, or
+   * `sumExp` (Σ exp(x[i] - shift) over the entries that are not NaN). For tests and benchmarks of the kernels
+   * themselves; throws a TypeError for an unusable path or bad arguments.
    */
   runElementwise(simd: CpuSimdPath, op: 'softmax', x: Float32Array): void;
   runElementwise(simd: CpuSimdPath, op: 'siluMul', x: Float32Array, up: Float32Array): void;
+  runElementwise(simd: CpuSimdPath, op: 'sumExp', x: Float32Array, shift: number): number;
 }
 
 /** The addon, or why it could not be loaded. */

@@ -2,8 +2,8 @@ import { seededRandom } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
 import { loadNativeAddon } from '../src/native-addon.js';
 
-// The tables' softmax and SiLU · up against the same functions in f64 (Math.exp), on every usable path. Lengths
-// run past several vector widths so that every tail length (1-15 lanes) is met.
+// The tables' softmax, SiLU · up and sum of exponentials against the same functions in f64 (Math.exp), on every
+// usable path. Lengths run past several vector widths so that every tail length (1-15 lanes) is met.
 const addon = loadNativeAddon();
 const paths = addon.ok ? addon.addon.probe().usableSimd : [];
 const LENGTHS = Array.from({ length: 40 }, (_, i) => i + 1).concat([63, 64, 65, 127, 128, 129, 1000]);
@@ -61,6 +61,18 @@ describe.skipIf(!addon.ok)(`elementwise kernels${addon.ok ? '' : ` (skipped: ${a
         const want = Array.from(gate, (g, i) => siluMulF64(g, up[i]));
         runElementwise(simd, 'siluMul', gate, up);
         expect(maxRelativeError(gate, want), `n = ${n}`).toBeLessThan(1e-6);
+      }
+    });
+
+    it('sumExp: within 1e-6 of f64 (relative) over a vocabulary-sized row and every tail length, NaN skipped', () => {
+      const random = seededRandom(13);
+      for (const n of [...LENGTHS, 151_936]) {
+        const x = randomRow(n, random, 20);
+        if (n > 3) x[n - 2] = Number.NaN;
+        const shift = x.reduce((max, v) => (v > max ? v : max), Number.NEGATIVE_INFINITY);
+        const want = Array.from(x).reduce((sum, v) => (Number.isNaN(v) ? sum : sum + Math.exp(v - shift)), 0);
+        const got = runElementwise(simd, 'sumExp', x, shift);
+        expect(Math.abs(got - want) / want, `n = ${n}`).toBeLessThan(1e-6);
       }
     });
 
