@@ -35,6 +35,7 @@ struct V256 {
   }
   static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
   static Reg div(Reg a, Reg b) { return _mm256_div_ps(a, b); }
   // MINPS / MAXPS return their second operand where either is NaN.

@@ -6,7 +6,7 @@
 // V provides: Reg, kWidth (floats per Reg), kGemvRows (rows per tile when one token), kTileTokens and
 // kTileRows (tile shape for several tokens), kValueHeads (heads weightedValues sums at once), zero(), load(const float*), loadBf16(const uint16_t*),
 // loadF16(const uint16_t*), fma(a, b, c) = a * b + c, reduce(Reg) -> float, store(float*, Reg),
-// broadcast(float), add(a, b), mul(a, b), div(a, b), min(a, b) and max(a, b) (b returned where b is NaN),
+// broadcast(float), add(a, b), sub(a, b), mul(a, b), div(a, b), min(a, b) and max(a, b) (b returned where b is NaN),
 // reduceMax(Reg) -> float, roundNearest(Reg) (to the nearest integer, ties to even), scaleByPow2(p, n) = p × 2^n
 // for integral n in [-126, 127] and zeroNaN(Reg) (NaN lanes to 0).
 #pragma once
@@ -355,6 +355,42 @@ static void softmax(float* row, int n) {
 }
 
 template <class V>
+static void rmsNorm(const float* x, const float* weight, float eps, float* out, int n) {
+  using Reg = typename V::Reg;
+  Reg squares = V::zero();
+  int i = 0;
+  for (; i + V::kWidth <= n; i += V::kWidth) squares = V::fma(V::load(x + i), V::load(x + i), squares);
+  if (i < n) {
+    const Reg v = loadPartial<V, LoadF32<V>>(x + i, n - i);
+    squares = V::fma(v, v, squares);
+  }
+  // __builtin_sqrtf: no library symbol, which code built with these flags could lend to baseline code.
+  const float inverse = 1.0f / __builtin_sqrtf(V::reduce(squares) / static_cast<float>(n) + eps);
+  const Reg scale = V::broadcast(inverse);
+  mapRow<V>(x, out, n, [&](Reg v, int at) {
+    const Reg w = at + V::kWidth <= n ? V::load(weight + at) : loadPartial<V, LoadF32<V>>(weight + at, n - at);
+    return V::mul(w, V::mul(v, scale));
+  });
+}
+
+template <class V>
+static void rope(float* head, const float* cos, const float* sin, int half) {
+  using Reg = typename V::Reg;
+  int i = 0;
+  for (; i + V::kWidth <= half; i += V::kWidth) {
+    const Reg x1 = V::load(head + i), x2 = V::load(head + half + i);
+    const Reg c = V::load(cos + i), s = V::load(sin + i);
+    V::store(head + i, V::sub(V::mul(x1, c), V::mul(x2, s)));
+    V::store(head + half + i, V::add(V::mul(x2, c), V::mul(x1, s)));
+  }
+  for (; i < half; ++i) {
+    const float x1 = head[i], x2 = head[i + half];
+    head[i] = x1 * cos[i] - x2 * sin[i];
+    head[i + half] = x2 * cos[i] + x1 * sin[i];
+  }
+}
+
+template <class V>
 static void siluMul(float* gate, const float* up, int n) {
   using Reg = typename V::Reg;
   const Reg one = V::broadcast(1.0f);
@@ -390,7 +426,7 @@ template <class V>
 static KernelTable makeTable(const char* name) {
   return KernelTable{name,    false,      1,          1,
                      &matmul<V>, nullptr, nullptr, &scores<V>,
-                     &weightedValues<V>, &widen<V>, &softmax<V>, &siluMul<V>, &sumExp<V>};
+                     &weightedValues<V>, &widen<V>, &rmsNorm<V>, &rope<V>, &softmax<V>, &siluMul<V>, &sumExp<V>};
 }
 
 // bf16 weights to `Bf16` (bf16 products on packed activations), other dtypes to V's f32 kernels.
@@ -410,7 +446,7 @@ static KernelTable makeBf16Table(const char* name, int kMultiple, int packTokens
                                  void (*pack)(const float*, int, int, int, int, int, uint16_t*)) {
   return KernelTable{name,    true,       kMultiple,  packTokens,
                      &matmulBf16Products<V, Bf16>, packedElements, pack, &scores<V>,
-                     &weightedValues<V>, &widen<V>, &softmax<V>, &siluMul<V>, &sumExp<V>};
+                     &weightedValues<V>, &widen<V>, &rmsNorm<V>, &rope<V>, &softmax<V>, &siluMul<V>, &sumExp<V>};
 }
 
 }  // namespace kernels

@@ -23,6 +23,7 @@ struct VNeon {
   static float reduce(Reg r) { return vaddvq_f32(r); }
   static void store(float* p, Reg r) { vst1q_f32(p, r); }
   static Reg add(Reg a, Reg b) { return vaddq_f32(a, b); }
+  static Reg sub(Reg a, Reg b) { return vsubq_f32(a, b); }
   static Reg mul(Reg a, Reg b) { return vmulq_f32(a, b); }
   static Reg div(Reg a, Reg b) { return vdivq_f32(a, b); }
   // FMIN / FMAX return NaN where either operand is NaN.

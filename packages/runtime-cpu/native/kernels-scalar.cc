@@ -44,6 +44,7 @@ struct VScalar {
   static float reduce(Reg r) { return ((r[0] + r[4]) + (r[2] + r[6])) + ((r[1] + r[5]) + (r[3] + r[7])); }
   static void store(float* p, Reg r) { std::memcpy(p, &r, sizeof r); }
   static Reg add(Reg a, Reg b) { return a + b; }
+  static Reg sub(Reg a, Reg b) { return a - b; }
   static Reg mul(Reg a, Reg b) { return a * b; }
   static Reg div(Reg a, Reg b) { return a / b; }
   static Reg min(Reg a, Reg b) {

@@ -73,6 +73,10 @@ struct KernelTable {
   void (*weightedValues)(const KvRows& values, const float* p, int numHeads, float* out);
   /** dst[i] = float(src[i]) for a row in `dtype`. */
   void (*widen)(DType dtype, const void* src, float* dst, int n);
+  /** out = x / sqrt(mean(x²) + eps) × weight (HF LlamaRMSNorm in f32); `out` may alias `x`. */
+  void (*rmsNorm)(const float* x, const float* weight, float eps, float* out, int n);
+  /** NeoX / HF Llama rotate-half RoPE on one head: x[i], x[i + half] rotated by angle i (cos[i], sin[i]). */
+  void (*rope)(float* head, const float* cos, const float* sin, int half);
   /** row[j] = exp(row[j] - max) / Σ_i exp(row[i] - max) for j < n, in place: attention's softmax. */
   void (*softmax)(float* row, int n);
   /** gate[i] = silu(gate[i]) × up[i] = gate[i] / (1 + exp(-gate[i])) × up[i]: the gated MLP's activation. */

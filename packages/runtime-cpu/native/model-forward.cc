@@ -46,7 +46,9 @@ void Model::attentionBlock(const BatchView& batch, int layer) {
   float *q = q_.as<float>(), *k = k_.as<float>(), *v = v_.as<float>();
 
   pool_.parallelFor(tokens, [&](int64_t begin, int64_t end, int) {
-    for (int64_t t = begin; t < end; ++t) rmsNorm(hidden + t * h, w.inputNorm.f32(), shape_.rmsNormEps, normed + t * h, h);
+    for (int64_t t = begin; t < end; ++t) {
+      kernels_->rmsNorm(hidden + t * h, w.inputNorm.f32(), shape_.rmsNormEps, normed + t * h, h);
+    }
   });
   runLinears(pool_, *kernels_, normed, h, tokens, packed_.as<uint16_t>(),
              {{&w.q, q, qDim, false}, {&w.k, k, kvDim, false}, {&w.v, v, kvDim, false}});
@@ -61,12 +63,12 @@ void Model::attentionBlock(const BatchView& batch, int layer) {
       const float* cos = ropeCos_.as<float>() + t * half;
       const float* sin = ropeSin_.as<float>() + t * half;
       for (int head = 0; head < shape_.numHeads; ++head) {
-        if (w.qNorm.present()) rmsNorm(qt + head * hd, w.qNorm.f32(), shape_.rmsNormEps, qt + head * hd, hd);
-        applyRope(qt + head * hd, cos, sin, half);
+        if (w.qNorm.present()) kernels_->rmsNorm(qt + head * hd, w.qNorm.f32(), shape_.rmsNormEps, qt + head * hd, hd);
+        kernels_->rope(qt + head * hd, cos, sin, half);
       }
       for (int head = 0; head < shape_.numKvHeads; ++head) {
-        if (w.kNorm.present()) rmsNorm(kt + head * hd, w.kNorm.f32(), shape_.rmsNormEps, kt + head * hd, hd);
-        applyRope(kt + head * hd, cos, sin, half);
+        if (w.kNorm.present()) kernels_->rmsNorm(kt + head * hd, w.kNorm.f32(), shape_.rmsNormEps, kt + head * hd, hd);
+        kernels_->rope(kt + head * hd, cos, sin, half);
       }
       const int slot = batch.slotMapping.data[t];
       std::memcpy(kv_.key(layer, slot), kt, sizeof(float) * static_cast<size_t>(kvDim));
@@ -92,7 +94,9 @@ void Model::mlpBlock(int tokens, int layer) {
   float *hidden = hidden_.as<float>(), *normed = normed_.as<float>();
   float *gate = gate_.as<float>(), *up = up_.as<float>();
   pool_.parallelFor(tokens, [&](int64_t begin, int64_t end, int) {
-    for (int64_t t = begin; t < end; ++t) rmsNorm(hidden + t * h, w.postNorm.f32(), shape_.rmsNormEps, normed + t * h, h);
+    for (int64_t t = begin; t < end; ++t) {
+      kernels_->rmsNorm(hidden + t * h, w.postNorm.f32(), shape_.rmsNormEps, normed + t * h, h);
+    }
   });
   runLinears(pool_, *kernels_, normed, h, tokens, packed_.as<uint16_t>(), {{&w.gate, gate, inter, false}, {&w.up, up, inter, false}});
   pool_.parallelFor(tokens, [&](int64_t begin, int64_t end, int) {
@@ -110,7 +114,7 @@ void Model::writeOutputs(const BatchView& batch) {
     const int count = samples - first < kLogitRows ? samples - first : kLogitRows;
     for (int i = 0; i < count; ++i) {
       const float* src = hidden_.as<float>() + static_cast<size_t>(batch.sampleRows.data[first + i]) * h;
-      rmsNorm(src, weights_.finalNorm.f32(), shape_.rmsNormEps, rows + static_cast<size_t>(i) * h, h);
+      kernels_->rmsNorm(src, weights_.finalNorm.f32(), shape_.rmsNormEps, rows + static_cast<size_t>(i) * h, h);
     }
     runLinears(pool_, *kernels_, rows, h, count, packed_.as<uint16_t>(), {{&weights_.lmHead, logits, vocab, false}});
     pool_.parallelFor(count, [&](int64_t begin, int64_t end, int) {

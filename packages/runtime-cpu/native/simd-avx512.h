@@ -33,6 +33,7 @@ struct V512 {
   static float reduce(Reg r) { return _mm512_reduce_add_ps(r); }
   static void store(float* p, Reg r) { _mm512_storeu_ps(p, r); }
   static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
+  static Reg sub(Reg a, Reg b) { return _mm512_sub_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
   static Reg div(Reg a, Reg b) { return _mm512_div_ps(a, b); }
   // MINPS / MAXPS return their second operand where either is NaN.
