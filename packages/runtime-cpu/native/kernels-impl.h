@@ -178,46 +178,22 @@ constexpr int kScoreKeys = 4;
 // at once (each value vector loaded once for all of them).
 constexpr int kValueVectors = 4;
 
-// out[h][r] = q_h · rows[r] over n floats, for H heads (q + h × n) and R rows: per pair the fused multiply-adds of a
-// dot product, then its reduce; each key vector loaded once for the H heads.
-template <class V, int H, int R>
-static inline void dotRows(const float* q, const float* const (&rows)[R], int n, float (&out)[H][R]) {
+// out[r] = q · rows[r] over n floats, for R rows: per row the fused multiply-adds of a dot product, then its reduce.
+template <class V, int R>
+static inline void dotRows(const float* q, const float* const (&rows)[R], int n, float (&out)[R]) {
   using Reg = typename V::Reg;
-  Reg sum[H][R];
-  for (int h = 0; h < H; ++h)
-    for (int r = 0; r < R; ++r) sum[h][r] = V::zero();
+  Reg sum[R];
+  for (int r = 0; r < R; ++r) sum[r] = V::zero();
   int i = 0;
   for (; i + V::kWidth <= n; i += V::kWidth) {
-    Reg qv[H];
-    for (int h = 0; h < H; ++h) qv[h] = V::load(q + static_cast<size_t>(h) * n + i);
-    for (int r = 0; r < R; ++r) {
-      const Reg kv = V::load(rows[r] + i);
-      for (int h = 0; h < H; ++h) sum[h][r] = V::fma(qv[h], kv, sum[h][r]);
-    }
+    const Reg qv = V::load(q + i);
+    for (int r = 0; r < R; ++r) sum[r] = V::fma(qv, V::load(rows[r] + i), sum[r]);
   }
   if (i < n) {
-    Reg qv[H];
-    for (int h = 0; h < H; ++h) qv[h] = loadPartial<V, LoadF32<V>>(q + static_cast<size_t>(h) * n + i, n - i);
-    for (int r = 0; r < R; ++r) {
-      const Reg kv = loadPartial<V, LoadF32<V>>(rows[r] + i, n - i);
-      for (int h = 0; h < H; ++h) sum[h][r] = V::fma(qv[h], kv, sum[h][r]);
-    }
+    const Reg qv = loadPartial<V, LoadF32<V>>(q + i, n - i);
+    for (int r = 0; r < R; ++r) sum[r] = V::fma(qv, loadPartial<V, LoadF32<V>>(rows[r] + i, n - i), sum[r]);
   }
-  for (int h = 0; h < H; ++h)
-    for (int r = 0; r < R; ++r) out[h][r] = V::reduce(sum[h][r]);
-}
-
-// Query heads `scores` multiplies against each key vector it loads.
-constexpr int kScoreHeads = 2;
-
-// Scores of keys [j, j + R) against H heads from head h0.
-template <class V, int H, int R>
-static inline void scoreHeads(const KvRows& keys, const float* const (&rows)[R], int j, const float* q, int h0,
-                              float scale, float* out) {
-  float sums[H][R];
-  dotRows<V, H, R>(q + static_cast<size_t>(h0) * keys.headDim, rows, keys.headDim, sums);
-  for (int h = 0; h < H; ++h)
-    for (int r = 0; r < R; ++r) out[static_cast<size_t>(h0 + h) * keys.count + j + r] = sums[h][r] * scale;
+  for (int r = 0; r < R; ++r) out[r] = V::reduce(sum[r]);
 }
 
 // Scores of keys [j, j + R) against every head.
@@ -225,9 +201,11 @@ template <class V, int R>
 static inline void scoreKeys(const KvRows& keys, int j, const float* q, int numHeads, float scale, float* out) {
   const float* rows[R];
   for (int r = 0; r < R; ++r) rows[r] = keys.base + static_cast<size_t>(keys.slots[j + r]) * keys.stride;
-  int h = 0;
-  for (; h + kScoreHeads <= numHeads; h += kScoreHeads) scoreHeads<V, kScoreHeads, R>(keys, rows, j, q, h, scale, out);
-  for (; h < numHeads; ++h) scoreHeads<V, 1, R>(keys, rows, j, q, h, scale, out);
+  for (int h = 0; h < numHeads; ++h) {
+    float sums[R];
+    dotRows<V, R>(q + static_cast<size_t>(h) * keys.headDim, rows, keys.headDim, sums);
+    for (int r = 0; r < R; ++r) out[static_cast<size_t>(h) * keys.count + j + r] = sums[r] * scale;
+  }
 }
 
 template <class V>
