@@ -58,20 +58,34 @@ void attendBlock(const KernelTable& kernels, const AttentionArgs& a, int token, 
 
 }  // namespace
 
+namespace {
+
+// Entries past numSlots a thread's scores have room for: whole blocks up to this many keys (plus numSlots / 16), one
+// token's scores over a whole pool at least, without scratch of kQueryBlock × the pool a thread.
+constexpr size_t kBlockSlots = 8192;
+
+// Scratch floats before a block's scores: 16 of padding (each thread's scratch on its own cache lines), its q and
+// output rows.
+size_t fixedFloats(int group, int headDim) { return 16 + 2 * static_cast<size_t>(kQueryBlock) * group * headDim; }
+
+}  // namespace
+
 size_t attentionScratchFloats(int group, int numSlots, int headDim) {
-  // 16 floats of padding keep each thread's scratch on its own cache lines.
-  return static_cast<size_t>(kQueryBlock) * group * (static_cast<size_t>(numSlots) + 2 * static_cast<size_t>(headDim)) +
-         16;
+  return static_cast<size_t>(group) * (static_cast<size_t>(numSlots) + kQueryBlock * kBlockSlots) +
+         fixedFloats(group, headDim);
 }
 
 void attention(ThreadPool& pool, const KernelTable& kernels, const AttentionArgs& args) {
   const BatchView& batch = *args.batch;
   const int group = args.numHeads / args.numKvHeads;
+  // Each sequence's new tokens in blocks of as many as the scratch holds the scores of (kQueryBlock at most).
+  const size_t scoreFloats = args.scratchFloatsPerThread - fixedFloats(group, args.headDim);
   int numBlocks = 0;
   for (int seq = 0; seq < batch.numSeqs; ++seq) {
-    for (int t = batch.qIndptr.data[seq]; t < batch.qIndptr.data[seq + 1]; t += kQueryBlock) {
-      args.blockStarts[numBlocks++] = t;
-    }
+    const size_t kvLen = static_cast<size_t>(batch.kvIndptr.data[seq + 1] - batch.kvIndptr.data[seq]);
+    const size_t fit = scoreFloats / (static_cast<size_t>(group) * (kvLen > 0 ? kvLen : 1));
+    const int size = fit < 1 ? 1 : fit < static_cast<size_t>(kQueryBlock) ? static_cast<int>(fit) : kQueryBlock;
+    for (int t = batch.qIndptr.data[seq]; t < batch.qIndptr.data[seq + 1]; t += size) args.blockStarts[numBlocks++] = t;
   }
   // Few (token, KV head) items (single-stream decode) leave threads idle: then one item per query head,
   // which reads each K/V row once per head instead of once per group but computes the same numbers.

@@ -36,16 +36,16 @@ struct AttentionArgs {
 constexpr int kQueryBlock = 16;
 
 /**
- * Scratch floats a thread needs: a block's scores over up to numSlots entries, its q and its output rows. A block's
- * scores take kQueryBlock × group floats a slot a thread, ~1-2% of an f32 KV pool's bytes at 16 threads.
+ * Scratch floats a thread needs: one token's scores over all numSlots entries, or a whole block's over sequences of up
+ * to ~8,192 entries (longer ones attend in smaller blocks), and a block's q and output rows.
  */
 size_t attentionScratchFloats(int group, int numSlots, int headDim);
 
 /**
  * For new token i (of qLen) of a sequence whose KV list has kvLen entries, attends to list entries
  * 0 .. kvLen - qLen + i (bottom-right aligned causal mask; with validated positions this is 0 .. position).
- * Work items are (query block, KV head) pairs: up to kQueryBlock consecutive tokens of a sequence and the query heads
- * of a GQA group, so that each K/V row is read once per block.
+ * Work items are (query block, KV head) pairs: up to kQueryBlock consecutive tokens of a sequence (fewer where the
+ * sequence is long) and the query heads of a GQA group, so that each K/V row is read once per block.
  * Single tokens (decode) with fewer such items than threads take (token, query head) items instead. A token's result
  * does not depend on its block: each score, softmax and weighted sum is its own, over its own keys, in key order.
  */

@@ -69,7 +69,9 @@ describe.skipIf(!addon.ok)(`elementwise kernels${addon.ok ? '' : ` (skipped: ${a
       for (const n of [...LENGTHS, 151_936]) {
         const x = randomRow(n, random, 20);
         if (n > 3) x[n - 2] = Number.NaN;
-        const shift = x.filter((v) => !Number.isNaN(v)).reduce((a, b) => Math.max(a, b), Number.NEGATIVE_INFINITY);
+        const shift = x
+          .filter((v) => !Number.isNaN(v))
+          .reduce((a, b) => Math.max(a, b), Number.NEGATIVE_INFINITY);
         const want = Array.from(x).reduce((sum, v) => (Number.isNaN(v) ? sum : sum + Math.exp(v - shift)), 0);
         const got = runElementwise(simd, 'sumExp', x, shift);
         expect(Math.abs(got - want) / want, `n = ${n}`).toBeLessThan(1e-6);
