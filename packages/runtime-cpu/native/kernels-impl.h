@@ -4,8 +4,9 @@
 // be merged into (and then executed by) the baseline build. No standard library beyond memcpy here.
 //
 // V provides: Reg, kWidth (floats per Reg), kGemvRows (rows per tile when one token), kTileTokens and
-// kTileRows (tile shape for several tokens), kValueHeads (heads weightedValues sums at once), zero(), load(const float*), loadBf16(const uint16_t*),
-// loadF16(const uint16_t*), fma(a, b, c) = a * b + c, reduce(Reg) -> float, store(float*, Reg),
+// kTileRows (tile shape for several tokens), kValueHeads (heads weightedValues sums at once), zero(),
+// load(const float*), loadBf16(const uint16_t*), loadF16(const uint16_t*), fma(a, b, c) = a * b + c,
+// reduce(Reg) -> float, store(float*, Reg),
 // broadcast(float), add(a, b), sub(a, b), mul(a, b), div(a, b), min(a, b) and max(a, b) (b returned where b is NaN),
 // reduceMax(Reg) -> float, roundNearest(Reg) (to the nearest integer, ties to even), scaleByPow2(p, n) = p × 2^n
 // for integral n in [-126, 127] and zeroNaN(Reg) (NaN lanes to 0).
@@ -313,7 +314,14 @@ static inline typename V::Reg exp(typename V::Reg x) {
   return V::scaleByPow2(p, n);
 }
 
-// Applies `f` (Reg -> Reg) to x[0, n) into out[0, n); the last n % kWidth elements through a zero-padded vector.
+// The vector of p[at, at + kWidth), zero-padded past n (the row's end).
+template <class V>
+static inline typename V::Reg loadUpTo(const float* p, int at, int n) {
+  return at + V::kWidth <= n ? V::load(p + at) : loadPartial<V, LoadF32<V>>(p + at, n - at);
+}
+
+// Applies `f` (Reg, offset -> Reg) to x[0, n) into out[0, n); the last n % kWidth elements through a zero-padded
+// vector.
 template <class V, class F>
 static inline void mapRow(const float* x, float* out, int n, F f) {
   int i = 0;
@@ -368,8 +376,7 @@ static void rmsNorm(const float* x, const float* weight, float eps, float* out, 
   const float inverse = 1.0f / __builtin_sqrtf(V::reduce(squares) / static_cast<float>(n) + eps);
   const Reg scale = V::broadcast(inverse);
   mapRow<V>(x, out, n, [&](Reg v, int at) {
-    const Reg w = at + V::kWidth <= n ? V::load(weight + at) : loadPartial<V, LoadF32<V>>(weight + at, n - at);
-    return V::mul(w, V::mul(v, scale));
+    return V::mul(loadUpTo<V>(weight, at, n), V::mul(v, scale));
   });
 }
 
@@ -395,8 +402,7 @@ static void siluMul(float* gate, const float* up, int n) {
   using Reg = typename V::Reg;
   const Reg one = V::broadcast(1.0f);
   mapRow<V>(gate, gate, n, [&](Reg g, int at) {
-    const Reg u = at + V::kWidth <= n ? V::load(up + at) : loadPartial<V, LoadF32<V>>(up + at, n - at);
-    return V::mul(V::div(g, V::add(one, exp<V>(V::mul(g, V::broadcast(-1.0f))))), u);
+    return V::mul(V::div(g, V::add(one, exp<V>(V::mul(g, V::broadcast(-1.0f))))), loadUpTo<V>(up, at, n));
   });
 }
 
