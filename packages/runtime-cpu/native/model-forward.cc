@@ -76,9 +76,10 @@ void Model::attentionBlock(const BatchView& batch, int layer) {
     }
   });
 
-  const AttentionArgs args{&batch,          tokenSeq_.as<int32_t>(), q,  attn_.as<float>(), &kv_,
-                           layer,           shape_.numHeads,         shape_.numKvHeads,       hd,
-                           scores_.as<float>(), scoresPerThread_,    blockStarts_.as<int32_t>()};
+  const AttentionArgs args{&batch,          tokenSeq_.as<int32_t>(), q,
+                           attn_.as<float>(), &kv_,                 layer,
+                           shape_.numHeads, shape_.numKvHeads,       hd,
+                           scores_.as<float>(), scoresPerThread_,   blockStarts_.as<int32_t>()};
   attention(pool_, *kernels_, args);
 
   // hidden += o_proj(attention): the residual add happens in the GEMM's store.
