@@ -24,18 +24,17 @@ void attendBlock(const KernelTable& kernels, const AttentionArgs& a, int token, 
   const int rows = tokens * numHeads;
   const size_t rowWidth = static_cast<size_t>(a.numHeads) * hd;
   const size_t headOffset = static_cast<size_t>(firstHead) * hd;
-  const size_t blockFloats = static_cast<size_t>(rows) * hd;
+  const size_t tokenFloats = static_cast<size_t>(numHeads) * hd;  // a token's rows of the group
+  const size_t rowBytes = sizeof(float) * tokenFloats;
   float* scores = scratch;
   float* gathered = scores + static_cast<size_t>(rows) * count;
-  const float* q = a.q + static_cast<size_t>(token) * rowWidth + headOffset;
-  float* out = a.out + static_cast<size_t>(token) * rowWidth + headOffset;
-  if (tokens > 1) {
-    for (int i = 0; i < tokens; ++i) {
-      std::memcpy(gathered + static_cast<size_t>(i) * numHeads * hd, q + i * rowWidth, sizeof(float) * numHeads * hd);
-    }
-    q = gathered;
-    out = gathered + blockFloats;
+  const float* qRows = a.q + static_cast<size_t>(token) * rowWidth + headOffset;
+  float* outRows = a.out + static_cast<size_t>(token) * rowWidth + headOffset;
+  for (int i = 0; tokens > 1 && i < tokens; ++i) {
+    std::memcpy(gathered + i * tokenFloats, qRows + i * rowWidth, rowBytes);
   }
+  const float* q = tokens > 1 ? gathered : qRows;
+  float* out = tokens > 1 ? gathered + tokens * tokenFloats : outRows;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const size_t kvDim = static_cast<size_t>(a.numKvHeads) * hd;
   const KvRows keys{a.kv->key(a.layer, 0) + static_cast<size_t>(kvHead) * hd, kvDim, slots, count, hd};
@@ -49,16 +48,10 @@ void attendBlock(const KernelTable& kernels, const AttentionArgs& a, int token, 
   }
   const KvRows values{a.kv->value(a.layer, 0) + static_cast<size_t>(kvHead) * hd, kvDim, slots, count, hd};
   kernels.weightedValues(values, scores, rows, out);
-  if (tokens == 1) return;
-  float* outRows = a.out + static_cast<size_t>(token) * rowWidth + headOffset;
-  for (int i = 0; i < tokens; ++i) {
-    std::memcpy(outRows + i * rowWidth, out + static_cast<size_t>(i) * numHeads * hd, sizeof(float) * numHeads * hd);
+  for (int i = 0; tokens > 1 && i < tokens; ++i) {
+    std::memcpy(outRows + i * rowWidth, out + i * tokenFloats, rowBytes);
   }
 }
-
-}  // namespace
-
-namespace {
 
 // Entries past numSlots a thread's scores have room for: whole blocks up to this many keys (plus numSlots / 16), one
 // token's scores over a whole pool at least, without scratch of kQueryBlock × the pool a thread.

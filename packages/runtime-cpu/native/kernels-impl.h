@@ -345,15 +345,12 @@ static void softmax(float* row, int n) {
   }
   for (; i < n; ++i) max = row[i] > max ? row[i] : max;
   const Reg shift = V::broadcast(-max);
-  // Lanes past n hold exp(-max) after the padded load: only the first n elements are stored and summed.
+  // The whole vectors are summed as vectors; the tail (whose padded lanes hold exp(-max)) from the stored row.
+  const int whole = n / V::kWidth * V::kWidth;
   Reg sum = V::zero();
-  int whole = 0;
   mapRow<V>(row, row, n, [&](Reg x, int at) {
     const Reg e = exp<V>(V::add(x, shift));
-    if (at + V::kWidth <= n) {
-      sum = V::add(sum, e);
-      whole = at + V::kWidth;
-    }
+    if (at < whole) sum = V::add(sum, e);
     return e;
   });
   float total = V::reduce(sum);

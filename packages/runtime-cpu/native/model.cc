@@ -2,8 +2,8 @@
 
 #include <numeric>
 
-#include "cpu-features.h"
 #include "attention.h"
+#include "cpu-features.h"
 #include "native-error.h"
 
 namespace ferrum {
