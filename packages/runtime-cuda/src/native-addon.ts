@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ForwardBatch, ModelConfig } from '@ferrum/types';
 
 /** What the native probe reports (native/addon.cc, ProbeWorker). */
 export interface NativeProbe {
@@ -17,20 +18,21 @@ export interface NativeProbe {
   readonly builtArchitectures: string;
 }
 
-/** Model dimensions as native code sees them. */
-export interface NativeShape {
-  readonly vocabSize: number;
-  readonly hiddenSize: number;
-  readonly intermediateSize: number;
-  readonly numLayers: number;
-  readonly numHeads: number;
-  readonly numKvHeads: number;
-  readonly headDim: number;
-  readonly rmsNormEps: number;
-  readonly attentionBias: boolean;
-  readonly qkNorm: boolean;
-  readonly tieWordEmbeddings: boolean;
-}
+/** Model dimensions as native code sees them (native/load-spec.cc reads these fields by name). */
+export type NativeShape = Pick<
+  ModelConfig,
+  | 'vocabSize'
+  | 'hiddenSize'
+  | 'intermediateSize'
+  | 'numLayers'
+  | 'numHeads'
+  | 'numKvHeads'
+  | 'headDim'
+  | 'rmsNormEps'
+  | 'attentionBias'
+  | 'qkNorm'
+  | 'tieWordEmbeddings'
+>;
 
 /** Everything native loadModel needs (parsed by native/load-spec.cc). */
 export interface NativeLoadSpec {
@@ -78,19 +80,22 @@ export interface NativeSampling {
   readonly allowedIds: Int32Array;
 }
 
-export interface NativeBatch {
-  readonly tokenIds: Int32Array;
-  readonly positions: Int32Array;
-  readonly qIndptr: Int32Array;
-  readonly kvIndptr: Int32Array;
-  readonly kvIndices: Int32Array;
-  readonly slotMapping: Int32Array;
-  readonly sampleRows: Int32Array;
+/** A step as native forward() reads it: the ForwardBatch's arrays as given, with the sampling chain packed. */
+export interface NativeBatch
+  extends Pick<
+    ForwardBatch,
+    | 'tokenIds'
+    | 'positions'
+    | 'qIndptr'
+    | 'kvIndptr'
+    | 'kvIndices'
+    | 'slotMapping'
+    | 'sampleRows'
+    | 'previousTokens'
+  > {
   readonly numSeqs: number;
   readonly numTokens: number;
   readonly sampling: NativeSampling | null;
-  /** ForwardBatch.previousTokens, as given. */
-  readonly previousTokens?: { readonly rows: Int32Array; readonly sampleIndices: Int32Array };
 }
 
 export interface NativeForwardResult {
