@@ -129,8 +129,8 @@ void ModelRunner::tuneGemms(int rows) {
 
 void ModelRunner::tuneLayerGemms(int rows) {
   for (const LayerProduct& p : layerProducts()) {
-    // The gate|up product runs as the fused SwiGLU GEMV where it can (as runLayerTail decides), else as a GEMM.
-    if (p.gated && Gemm::fusesSwiglu(p.x, p.w, rows, p.k)) {
+    // The gate|up product runs with SwiGLU fused where it can (as runLayerTail decides), else as a plain GEMM.
+    if (p.gated && gemm_->fusesSwiglu(p.x, p.w, act_.as<bf16>(), rows, p.n / 2, p.k)) {
       gemm_->tuneSwiglu(p.x, p.w, act_.as<bf16>(), rows, p.n / 2, p.k, stream_);
     } else {
       gemm_->tune(p.x, p.w, p.y, rows, p.n, p.k, false, stream_);

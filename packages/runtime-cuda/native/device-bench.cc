@@ -91,8 +91,9 @@ Napi::Value gemmRate(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), 2.0 * m * static_cast<double>(n) * k / seconds);
 }
 
-// A runGemm path: Gemm's (`auto`, `tuned`, `shared`, `cublas`), the GEMV at one of its block sizes (`gemv16`, ...),
-// or the gated product with SwiGLU fused (`swiglu`: Gemm's choice, `swiglu16`, ...: a block size).
+// A runGemm path: Gemm's (`auto`, `tuned`, `shared`, `cublas`, `skinny`), the GEMV at one of its block sizes
+// (`gemv16`, ...), or the gated product with SwiGLU fused (`swiglu`: Gemm's choice, `swiglu16`, ...: a GEMV block
+// size).
 struct GemmChoice {
   GemmPath path = GemmPath::kAuto;
   int gemvRows = 0;  // > 0: the GEMV at this block size
@@ -102,6 +103,7 @@ struct GemmChoice {
 GemmChoice gemmChoice(const std::string& name) {
   if (name == "auto" || name == "tuned" || name == "shared") return {};
   if (name == "cublas") return {GemmPath::kCublas, 0};
+  if (name == "skinny") return {GemmPath::kSkinny, 0};
   if (name == "swiglu") return {GemmPath::kAuto, 0, true};
   for (const char* prefix : {"gemv", "swiglu"}) {
     const std::string head(prefix);
@@ -150,9 +152,15 @@ Napi::Value runGemm(const Napi::CallbackInfo& info) {
   const size_t outCount = static_cast<size_t>(m) * outCols;
   const size_t workspaceBytes = 32u << 20;
   DeviceBuffer x(xHost.ByteLength()), w(wHost.ByteLength()), y(outCount * (outF32 ? 4 : 2)), workspace(workspaceBytes);
-  if ((choice.gemvRows > 0 || choice.swiglu) && !gemvSupports(x.as<bf16>(), w.as<bf16>(), m, k)) {
+  Gemm gemm(workspace.as(), workspaceBytes);
+  if (choice.gemvRows > 0 && !gemvSupports(x.as<bf16>(), w.as<bf16>(), m, k)) {
     throw NativeError("invalid_argument", "runGemm: the GEMV takes 1.." + std::to_string(kGemvMaxRows) +
                                               " rows and k % 8 == 0");
+  }
+  if (choice.swiglu && !gemm.fusesSwiglu(x.as<bf16>(), w.as<bf16>(), y.as<bf16>(), m, outCols, k)) {
+    throw NativeError("invalid_argument", "runGemm: no kernel here fuses SwiGLU into a product of " +
+                                              std::to_string(m) + " rows, " + std::to_string(outCols) +
+                                              " outputs and k = " + std::to_string(k));
   }
   const std::vector<int> blockSizes = gemvRowsPerBlock(m, choice.swiglu);
   if (choice.gemvRows > 0 && std::find(blockSizes.begin(), blockSizes.end(), choice.gemvRows) == blockSizes.end()) {
@@ -161,7 +169,6 @@ Napi::Value runGemm(const Napi::CallbackInfo& info) {
   }
   FERRUM_CUDA(cudaMemcpy(x.as(), xHost.Data(), x.bytes(), cudaMemcpyHostToDevice));
   FERRUM_CUDA(cudaMemcpy(w.as(), wHost.Data(), w.bytes(), cudaMemcpyHostToDevice));
-  Gemm gemm(workspace.as(), workspaceBytes);
   if (choice.swiglu && choice.gemvRows == 0) gemm.tuneSwiglu(x.as<bf16>(), w.as<bf16>(), y.as<bf16>(), m, outCols, k, nullptr);
   if (name == "tuned") gemm.tune(x.as<bf16>(), w.as<bf16>(), y.as(), m, n, k, outF32, nullptr);
   if (name == "shared") {

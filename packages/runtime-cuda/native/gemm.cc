@@ -53,6 +53,9 @@ uint64_t shapeKey(int n, int k, bool outF32) {
 
 Gemm::Gemm(void* workspace, size_t workspaceBytes) : workspace_(workspace), workspaceBytes_(workspaceBytes) {
   FERRUM_CUBLAS(cublasLtCreate(&handle_));
+  int device = 0;
+  FERRUM_CUDA(cudaGetDevice(&device));
+  skinny_ = skinnyGemmAvailable(device);
 }
 
 Gemm::~Gemm() {
@@ -131,6 +134,26 @@ void Gemm::prepareCublas(Plan& p, int m, int n, int k, bool outF32) {
   p.algo = made.algo;
 }
 
+bool Gemm::skinny(const bf16* x, const bf16* w, const void* y, int m, int outCols, int k, bool outF32,
+                  bool glu) const {
+  return skinny_ && skinnyGemmSupports(x, w, y, m, outCols, k, outF32, glu);
+}
+
+const CUtensorMap& Gemm::tensorMap(const bf16* base, int rows, int k, int boxRows) {
+  const MapKey key{base, rows, k, boxRows};
+  auto found = tensorMaps_.find(key);
+  if (found == tensorMaps_.end()) found = tensorMaps_.emplace(key, skinnyTensorMap(base, rows, k, boxRows)).first;
+  return found->second;
+}
+
+void Gemm::runSkinny(const bf16* x, const bf16* w, bf16* y, int m, int outCols, int k, bool glu, cudaStream_t stream) {
+  Plan& p = plan(m, outCols, k, false, glu);
+  if (p.skinnySplits == 0) p.skinnySplits = skinnyGemmSplits(outCols, k, glu);
+  const CUtensorMap& xMap = tensorMap(x, m, k, kSkinnyMaxRows);
+  const CUtensorMap& wMap = tensorMap(w, glu ? 2 * outCols : outCols, k, skinnyWeightBoxRows(glu));
+  launchSkinnyGemm(xMap, wMap, y, m, outCols, k, glu, p.skinnySplits, stream);
+}
+
 void Gemm::runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaStream_t stream) {
   const float alpha = 1.f, beta = 0.f;
   FERRUM_CUBLAS(cublasLtMatmul(handle_, p.desc, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo, workspace_,
@@ -153,14 +176,24 @@ void Gemm::tuneGemv(Plan& p, const std::vector<int>& rowsPerBlock, cudaStream_t 
   p.tuned = true;
 }
 
+bool Gemm::fusesSwiglu(const bf16* x, const bf16* gateUp, const bf16* y, int m, int inter, int k) const {
+  return gemvSupports(x, gateUp, m, k) || skinny(x, gateUp, y, m, inter, k, false, true);
+}
+
 void Gemm::tuneSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream) {
-  if (m == 0 || !fusesSwiglu(x, gateUp, m, k)) return;
+  if (m == 0) return;
+  // As in tune: the skinny GEMM has nothing to time, and one run plans it and loads its kernel.
+  if (!gemvSupports(x, gateUp, m, k)) {
+    if (skinny(x, gateUp, y, m, inter, k, false, true)) runSkinny(x, gateUp, y, m, inter, k, true, stream);
+    return;
+  }
   tuneGemv(plan(m, inter, k, false, true), gemvRowsPerBlock(m, true), stream,
            [&](int rows) { launchGemvSwiglu(x, gateUp, y, m, inter, k, rows, stream); });
 }
 
 void Gemm::runSwiglu(const bf16* x, const bf16* gateUp, bf16* y, int m, int inter, int k, cudaStream_t stream) {
   if (m == 0) return;
+  if (!gemvSupports(x, gateUp, m, k)) return runSkinny(x, gateUp, y, m, inter, k, true, stream);
   launchGemvSwiglu(x, gateUp, y, m, inter, k, plan(m, inter, k, false, true).gemvRows, stream);
 }
 
@@ -171,6 +204,9 @@ void Gemm::tune(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool
              [&](int rows) { launchGemv(x, w, y, m, n, k, outF32, rows, stream); });
     return;
   }
+  // The skinny GEMM's split count follows from the shape: nothing to time, but one run plans it and loads its kernel
+  // (tuning comes before a decode graph's capture).
+  if (skinny(x, w, y, m, n, k, outF32, false)) return runSkinny(x, w, static_cast<bf16*>(y), m, n, k, false, stream);
   Plan& p = plan(m, n, k, outF32);
   if (p.tuned) return;
   prepareCublas(p, m, n, k, outF32);
@@ -206,6 +242,7 @@ void Gemm::run(const bf16* x, const bf16* w, void* y, int m, int n, int k, bool 
     launchGemv(x, w, y, m, n, k, outF32, plan(m, n, k, outF32).gemvRows, stream);
     return;
   }
+  if (skinny(x, w, y, m, n, k, outF32, false)) return runSkinny(x, w, static_cast<bf16*>(y), m, n, k, false, stream);
   Plan& p = plan(m, n, k, outF32);
   prepareCublas(p, m, n, k, outF32);
   runCublas(p, x, w, y, stream);
@@ -219,6 +256,12 @@ void Gemm::runVia(GemmPath path, const bf16* x, const bf16* w, void* y, int m, i
                   cudaStream_t stream) {
   if (path == GemmPath::kAuto) {
     run(x, w, y, m, n, k, outF32, stream);
+  } else if (path == GemmPath::kSkinny) {
+    if (!skinny(x, w, y, m, n, k, outF32, false)) {
+      throw NativeError("invalid_argument", "the skinny GEMM does not take " + std::to_string(m) + "x" +
+                                                std::to_string(n) + "x" + std::to_string(k) + " here");
+    }
+    runSkinny(x, w, static_cast<bf16*>(y), m, n, k, false, stream);
   } else if (m > 0) {
     Plan& p = plan(m, n, k, outF32);
     prepareCublas(p, m, n, k, outF32);

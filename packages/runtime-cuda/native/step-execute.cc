@@ -180,8 +180,8 @@ void ModelRunner::runLayerTail(const LayerOffsets& w, bf16* residual, int rows) 
   gemm_->run(attnOut_.as<bf16>(), weight(w.oW), proj, rows, s.hiddenSize, s.qDim(), false, stream_);
   launchAddRmsNorm(residual, proj, weight(w.oBias), nullptr, weight(w.postNorm), hidden, rows, s.hiddenSize,
                    s.rmsNormEps, stream_);
-  if (Gemm::fusesSwiglu(hidden, weight(w.gateUpW), rows, s.hiddenSize)) {
-    // Few rows: the GEMV streams gate and up rows together and applies SwiGLU in its epilogue.
+  if (gemm_->fusesSwiglu(hidden, weight(w.gateUpW), act_.as<bf16>(), rows, s.intermediateSize, s.hiddenSize)) {
+    // Few rows: the GEMV or the skinny GEMM streams gate and up rows together and applies SwiGLU in its epilogue.
     gemm_->runSwiglu(hidden, weight(w.gateUpW), act_.as<bf16>(), rows, s.intermediateSize, s.hiddenSize, stream_);
   } else {
     gemm_->run(hidden, weight(w.gateUpW), gateUp_.as(), rows, 2 * s.intermediateSize, s.hiddenSize, false, stream_);

@@ -147,16 +147,18 @@ export interface NativeExecutor {
  * Which implementation `runGemm` uses: native Gemm's choice for an untuned shape, its choice after tuning the
  * shape, its choice after tuning the product at more rows (`shared`: the next power of two above m, from 1,024,
  * whose algorithm an untuned shape of 1,024 rows or more takes where cuBLASLt accepts it), cuBLASLt's heuristic
- * choice, or the GEMV (1–8 rows) at a block size of 4, 8 or 16 outputs (1–2 rows)
- * or 8, 16 or 32 (3–8 rows). The `swiglu` paths run the gated MLP's first product with SwiGLU fused: `w` holds
- * the gate rows then the up rows (n = 2 · inter) and the output is [m][inter], bf16; `swiglu` is Gemm's tuned
- * choice, `swiglu<rows>` the GEMV at a block size (4 or 8 at 1–2 rows, 8 or 16 at 3–8).
+ * choice, the skinny GEMM (9–64 rows on Hopper, where the shape suits it; an error elsewhere), or the GEMV
+ * (1–8 rows) at a block size of 4, 8 or 16 outputs (1–2 rows) or 8, 16 or 32 (3–8 rows). The `swiglu` paths run
+ * the gated MLP's first product with SwiGLU fused: `w` holds the gate rows then the up rows (n = 2 · inter) and
+ * the output is [m][inter], bf16; `swiglu` is Gemm's tuned choice (the GEMV, or the skinny GEMM), `swiglu<rows>`
+ * the GEMV at a block size (4 or 8 at 1–2 rows, 8 or 16 at 3–8).
  */
 export type NativeGemmPath =
   | 'auto'
   | 'tuned'
   | 'shared'
   | 'cublas'
+  | 'skinny'
   | 'gemv4'
   | 'gemv8'
   | 'gemv16'

@@ -4,7 +4,9 @@
 // counts on Qwen3-4B's projection shapes (o_proj, qkv, gate|up, down) and tiny ones whose n is not a multiple of
 // a block's outputs and whose k is not a multiple of a load round, for f32 and bf16 outputs; and untuned
 // prefill-size products on the algorithm tuned at more rows. The gated MLP's fused product (SwiGLU in the GEMV's
-// epilogue) against silu(gate) × up of the same reference. Also: the GEMV gives the same bits run to run.
+// epilogue) against silu(gate) × up of the same reference. Also: the GEMV gives the same bits run to run. On Hopper,
+// the skinny GEMM (9-64 rows, native/kernels/gemm-skinny.cu) forced, plain and with SwiGLU, and its rows' bits
+// independent of how many rows a product has.
 import { seededRandom } from '@ferrum/types';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadNativeAddon, type NativeAddon, type NativeGemmPath } from '../src/native-addon.js';
@@ -12,6 +14,14 @@ import { cudaAvailability } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 const addon: NativeAddon | null = available ? loadNativeAddon().addon : null;
+/** Whether the skinny GEMM runs here (native skinnyGemmAvailable): Hopper, built for sm_90a. */
+const probe = addon ? await addon.probe() : null;
+const skinny =
+  probe?.computeCapability.startsWith('9.') === true &&
+  ` ${probe.builtArchitectures} `.includes(' 90a ') &&
+  process.env.FERRUM_CUDA_SKINNY_GEMM !== '0';
+/** Whether the skinny GEMM takes an n × k product (native skinnyGemmSupports, less the row and pointer checks). */
+const skinnyShape = (n: number, k: number) => skinny && n % 128 === 0 && k % 128 === 0 && k >= 256;
 
 const ROWS = [1, 2, 3, 4, 7, 8, 9, 16, 33, 64];
 /** The GEMV forced to each of its block sizes at m rows (native gemvRowsPerBlock). */
@@ -178,8 +188,9 @@ describe.skipIf(!addon)(
 
       it.each(rows)('%i rows, f32 and bf16 outputs', (m) => {
         const paths: NativeGemmPath[] = ['auto', ...gemvBlockSizes(m)];
+        if (m > 8 && skinnyShape(n, k)) paths.push('skinny');
         for (const path of paths) {
-          for (const outF32 of [true, false]) {
+          for (const outF32 of path === 'skinny' ? [false] : [true, false]) {
             const got = run(path, c, m, n, k, outF32);
             expect(mismatches(got, c.reference.subarray(0, m * n), outF32), `${path}, outF32 ${outF32}`).toBe(
               'none',
@@ -219,6 +230,28 @@ describe.skipIf(!addon)(
       });
     });
 
+    // The skinny GEMM's split count follows from the shape alone, so a row's bits do not depend on how many rows the
+    // step has (9-64), and match run to run.
+    describe.skipIf(!skinny)('the skinny GEMM, row by row (n 2560, k 9728)', () => {
+      const n = 2560;
+      const k = 9728;
+      const c = caseBeforeAll(64, n, k, 23);
+
+      it('gives each row the same bits at 9, 33 and 64 rows, run to run', () => {
+        const all = run('skinny', c, 64, n, k, false);
+        expect(mismatches(all, c.reference, false)).toBe('none');
+        for (const m of [9, 33, 64]) {
+          const got = run('skinny', c, m, n, k, false, 3);
+          expect(sameBits(got, all.subarray(0, m * n)), `${m} rows`).toBe(true);
+        }
+      });
+
+      it('refuses an f32 output and a row count outside 9-64', () => {
+        expect(() => run('skinny', c, 64, n, k, true)).toThrow(/skinny GEMM does not take/);
+        expect(() => run('skinny', c, 8, n, k, false)).toThrow(/skinny GEMM does not take/);
+      });
+    });
+
     // An untuned product of 1,024 rows or more runs the algorithm tuned for more rows (where cuBLASLt takes it for
     // this shape), as a model's prefill steps do; a small shape keeps the f64 reference cheap.
     describe('an algorithm tuned at more rows (n 72, k 64)', () => {
@@ -250,6 +283,13 @@ describe.skipIf(!addon)(
           expect(swigluMismatches(got, reference, m, inter), path).toBe('none');
           first ??= got;
           expect(sameBits(got, first), path).toBe(true);
+        }
+      });
+
+      it.skipIf(!skinnyShape(n, k))('9 and 16 rows on the skinny GEMM', () => {
+        for (const m of [9, 16]) {
+          const got = addon!.runGemm('swiglu', c.x.subarray(0, m * k), c.w, m, n, k, false, 0, 0).output;
+          expect(swigluMismatches(got, c.reference.subarray(0, m * n), m, inter), `${m} rows`).toBe('none');
         }
       });
     });

@@ -34,6 +34,7 @@
 #include "attention-prefill-wgmma.cuh"
 #include "attention-prefill.h"
 #include "cluster.cuh"
+#include "mbarrier.cuh"
 
 namespace ferrum {
 namespace {
@@ -48,25 +49,6 @@ constexpr int kStages = 4;
 // kTurnBarrier + h for warpgroup h's tensor-core turns.
 constexpr int kTurnBarrier = 4;
 
-__device__ __forceinline__ void barrierInit(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-__device__ __forceinline__ void barrierArrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Arrives, without raising the count the phase expects, once this thread's earlier cp.async copies have landed.
-__device__ __forceinline__ void barrierArriveOnCopies(uint32_t bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-// Until the phase of this parity has completed.
-__device__ __forceinline__ void barrierWait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n.reg .pred done;\nwaiting:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra waiting;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
 // Among `threads` threads of the block (a warpgroup), on hardware barrier `id` (0 is __syncthreads').
 __device__ __forceinline__ void groupSync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");

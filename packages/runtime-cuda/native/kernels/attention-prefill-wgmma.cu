@@ -113,9 +113,7 @@ using SharedGather =
 bool prefillWgmmaAvailable(int device) {
   const char* setting = std::getenv("FERRUM_CUDA_WGMMA");
   if (setting != nullptr && std::string(setting) == "0") return false;
-  int major = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
-  return major == 9 && std::string(" " FERRUM_CUDA_ARCHS).find(" 90a") != std::string::npos;
+  return hopperKernelsBuilt(device);
 }
 
 bool prefillWgmmaSupportsHeadDim(int headDim) { return headDim == 64 || headDim == 128; }

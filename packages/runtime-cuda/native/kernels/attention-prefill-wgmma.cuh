@@ -1,7 +1,7 @@
 // What the two wgmma prefill attention kernels share (attention-prefill-wgmma.cu, whose whole block gathers K and
 // V for two blocks a multiprocessor, and attention-prefill-producer.cu, where a producer warp gathers them for one):
-// the 128-byte-swizzled tile layout wgmma reads, the wgmma instructions, the gathers' copies, and a warpgroup's step
-// of S = Q·Kᵀ, online softmax and O += P·V.
+// the 128-byte-swizzled tile layout wgmma reads (wgmma.cuh has the instructions), the gathers' copies, and a
+// warpgroup's step of S = Q·Kᵀ, online softmax and O += P·V.
 // Layout: a 64-row tile is D/64 panels of 64 rows × 128 bytes (64 dims), and the 16-byte chunk c of row r sits at
 // chunk c ^ (r % 8) of its row, which also keeps the cp.async gathers free of bank conflicts. Q, K and V share it:
 // Q and K are read K-major (dims contiguous) for S, V MN-major (the same dims contiguous, transposed by the
@@ -20,6 +20,7 @@
 #include "attention-prefill-tile.cuh"
 #include "launch.cuh"
 #include "tensor-core.cuh"
+#include "wgmma.cuh"
 
 namespace ferrum {
 namespace wgmma {
@@ -40,73 +41,8 @@ struct SwizzledTile {
   /** Where k-step s (dims 16s .. 16s + 15) of a K-major operand starts. */
   static constexpr uint32_t stepOffset(int s) { return s / 4 * kPanelBytes + s % 4 * 32; }
 };
-constexpr uint32_t kAtomBytes = 1024;  // 8 rows × 128 bytes: the swizzle's period, and the stride of 8-row groups
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-
-// A wgmma shared-memory matrix descriptor with 128-byte swizzling: start address, leading-dimension byte offset
-// (K-major: unused; MN-major: from one 64-wide panel to the next), stride byte offset (8-row groups).
-__device__ __forceinline__ uint64_t descriptor(uint32_t address, uint32_t leadingBytes) {
-  return static_cast<uint64_t>((address & 0x3FFFFu) >> 4) | (static_cast<uint64_t>(leadingBytes >> 4) << 16) |
-         (static_cast<uint64_t>(kAtomBytes >> 4) << 32) | (1ull << 62);
-}
-
-__device__ __forceinline__ void wgmmaFence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmmaCommit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmmaWaitAll() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-// Makes this thread's generic-proxy shared-memory writes (cp.async) visible to the async proxy wgmma reads through.
-__device__ __forceinline__ void fenceAsyncProxy() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-// wgmma reads and writes these registers asynchronously: after its wait, each is passed through an empty asm so
-// the compiler neither reads an accumulator nor reuses an operand register before the wait.
-__device__ __forceinline__ void holdRegister(float& r) { asm volatile("" : "+f"(r)::"memory"); }
-__device__ __forceinline__ void holdRegister(uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
-template <typename T, int R, int C>
-__device__ __forceinline__ void holdRegisters(T (&r)[R][C]) {
-#pragma unroll
-  for (int i = 0; i < R; i++) {
-#pragma unroll
-    for (int j = 0; j < C; j++) holdRegister(r[i][j]);
-  }
-}
-
-// A wgmma's accumulator operands: n-tile t's four registers (rows g and g + 8, columns 2c and 2c + 1), and the
-// 8 or 16 n-tiles of an m64n64 or m64n128 result, in the instruction's register order.
-#define FERRUM_WGMMA_TILE(d, t) "+f"(d[t][0]), "+f"(d[t][1]), "+f"(d[t][2]), "+f"(d[t][3])
-#define FERRUM_WGMMA_N64(d)                                                                                      \
-  FERRUM_WGMMA_TILE(d, 0), FERRUM_WGMMA_TILE(d, 1), FERRUM_WGMMA_TILE(d, 2), FERRUM_WGMMA_TILE(d, 3),            \
-      FERRUM_WGMMA_TILE(d, 4), FERRUM_WGMMA_TILE(d, 5), FERRUM_WGMMA_TILE(d, 6), FERRUM_WGMMA_TILE(d, 7)
-#define FERRUM_WGMMA_N128(d)                                                                                     \
-  FERRUM_WGMMA_N64(d), FERRUM_WGMMA_TILE(d, 8), FERRUM_WGMMA_TILE(d, 9), FERRUM_WGMMA_TILE(d, 10),              \
-      FERRUM_WGMMA_TILE(d, 11), FERRUM_WGMMA_TILE(d, 12), FERRUM_WGMMA_TILE(d, 13), FERRUM_WGMMA_TILE(d, 14),    \
-      FERRUM_WGMMA_TILE(d, 15)
-
-// d (64×64 of the warpgroup, f32) = A·B, or += A·B with `accumulate`: A 64×16 and B 16×64, both K-major in shared
-// memory (Q and K: dims contiguous).
-__device__ __forceinline__ void wgmmaScores(float (&d)[8][4], uint64_t a, uint64_t b, bool accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : FERRUM_WGMMA_N64(d)
-      : "l"(a), "l"(b), "r"(static_cast<int>(accumulate)));
-}
-
-// d (64×N, f32) += A·B: A 64×16 bf16 in registers (mma.sync m16n8k16 A fragments, a warp's 16 rows each), B 16×N
-// MN-major in shared memory (V: dims contiguous); N = 64 or 128, the head dim.
-__device__ __forceinline__ void wgmmaValues(float (&d)[8][4], const uint32_t (&a)[4], uint64_t b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-      : FERRUM_WGMMA_N64(d)
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
-}
-__device__ __forceinline__ void wgmmaValues(float (&d)[16][4], const uint32_t (&a)[4], uint64_t b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-      : FERRUM_WGMMA_N128(d)
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
-}
 
 // Issues S = Q·Kᵀ for one step: D/16 k-steps of 16 dims, Q at qTile and K at kTile (after a wgmmaFence).
 template <int D>
@@ -114,7 +50,7 @@ __device__ __forceinline__ void issueScores(float (&p)[kKeys / 8][4], uint32_t q
   using Tile = SwizzledTile<D>;
 #pragma unroll
   for (int s = 0; s < D / 16; s++) {
-    wgmmaScores(p, descriptor(qTile + Tile::stepOffset(s), 16), descriptor(kTile + Tile::stepOffset(s), 16), s > 0);
+    wgmmaKMajor(p, descriptor(qTile + Tile::stepOffset(s), 16), descriptor(kTile + Tile::stepOffset(s), 16), s > 0);
   }
 }
 
@@ -126,8 +62,8 @@ __device__ __forceinline__ void issueValues(float (&o)[D / 8][4], const uint32_t
 #pragma unroll
   for (int j = 0; j < kKeys / 16; j++) {
     const uint64_t v = descriptor(vTile + j * 16 * 128, SwizzledTile<D>::kPanelBytes);
-    wgmmaValues(o, hi[j], v);
-    wgmmaValues(o, lo[j], v);
+    wgmmaRegisterA(o, hi[j], v);
+    wgmmaRegisterA(o, lo[j], v);
   }
 }
 

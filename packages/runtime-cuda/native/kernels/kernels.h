@@ -60,6 +60,12 @@ struct QkvRopeArgs {
 /** Bias, q/k RMSNorm, RoPE (rotate_half layout) and the K/V writes at slotMapping, in one pass. */
 void launchQkvRope(const QkvRopeArgs& args, cudaStream_t stream);
 
+/**
+ * Whether `device` runs this build's Hopper kernels (wgmma, TMA): compute capability 9 and sm_90a among
+ * FERRUM_CUDA_ARCHS. Kernels that need them trap anywhere else.
+ */
+bool hopperKernelsBuilt(int device);
+
 /** out[r][j] = silu(gateUp[r][j]) * gateUp[r][inter + j]. */
 void launchSwiglu(const bf16* gateUp, bf16* out, int rows, int inter, cudaStream_t stream);
 
