@@ -25,7 +25,6 @@
 // (measured by leaving both out), and the cluster merge took the step from 4.79-4.80 to 4.71-4.72 ms
 // (bench/results/cuda-cluster-splits-2026-11-22-pass19.md).
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -252,30 +251,11 @@ template <int D, int kHeads>
 using ClusterProducer = wgmma::Kernel<prefillAttentionProducerKernel<D, kHeads, true>, kName, D, kHeads,
                                       kHeads * kThreads + 32, kStages>;
 
-// Clusters of `splits` blocks of K that the current device holds at once (cudaOccupancyMaxActiveClusters), asked
-// once per device and cluster size: GPUs of one model can differ (disabled multiprocessors). A grid of more would run
-// in two waves: slower than one wave and the combine kernel.
+// Clusters of `splits` blocks of K the current device holds at once (launch.cuh's residentClusters).
 template <typename K>
 int residentClusters(K kernel, int splits) {
-  constexpr int kDevices = 64;  // devices past these are asked every time
-  static std::atomic<int> known[kDevices][kPrefillMaxClusterSplits + 1] = {};
-  int device = 0;
-  checkCuda(cudaGetDevice(&device), "cudaGetDevice");
-  std::atomic<int>* cached = device < kDevices ? &known[device][splits] : nullptr;
-  int clusters = cached != nullptr ? cached->load(std::memory_order_relaxed) : 0;
-  if (clusters > 0) return clusters;
   wgmma::prepare(kernel);
-  cudaLaunchAttribute attribute = clusterDimension(dim3(1, 1, splits));
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(1, 1, splits);
-  config.blockDim = K::threads;
-  config.dynamicSmemBytes = K::bytes;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  checkCuda(cudaOccupancyMaxActiveClusters(&clusters, K::kernel, &config), "prefill attention cluster occupancy");
-  clusters = std::max(clusters, 1);
-  if (cached != nullptr) cached->store(clusters, std::memory_order_relaxed);
-  return clusters;
+  return ::ferrum::residentClusters<K::kernel>(dim3(1, 1, splits), K::threads, K::bytes);
 }
 
 // The splits the cluster kernel takes for `clusters` clusters: the most, up to numSplits and

@@ -20,7 +20,6 @@
 #include <cudaTypedefs.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <string>
 
@@ -231,29 +230,6 @@ void prepare() {
   checkCuda(optIn, "skinnyGemmKernel");
 }
 
-// Clusters of `splits` blocks the current device holds at once, asked once per device and split count.
-int residentClusters(int splits) {
-  constexpr int kDevices = 64;  // devices past these are asked every time
-  static std::atomic<int> known[kDevices][kMaxSplits + 1] = {};
-  int device = 0;
-  checkCuda(cudaGetDevice(&device), "cudaGetDevice");
-  std::atomic<int>* cached = device < kDevices ? &known[device][splits] : nullptr;
-  int clusters = cached != nullptr ? cached->load(std::memory_order_relaxed) : 0;
-  if (clusters > 0) return clusters;
-  prepare<false>();
-  cudaLaunchAttribute attribute = clusterDimension(dim3(splits, 1, 1));
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(splits, 1, 1);
-  config.blockDim = kThreads;
-  config.dynamicSmemBytes = kSharedBytes;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  checkCuda(cudaOccupancyMaxActiveClusters(&clusters, skinnyGemmKernel<false>, &config), "skinny GEMM occupancy");
-  clusters = std::max(clusters, 1);
-  if (cached != nullptr) cached->store(clusters, std::memory_order_relaxed);
-  return clusters;
-}
-
 PFN_cuTensorMapEncodeTiled_v12000 encodeTiled() {
   static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void* entry = nullptr;
@@ -305,7 +281,9 @@ int skinnyGemmSplits(int outCols, int k, bool glu) {
   const int blocks = outCols / (glu ? kBlockRows / 2 : kBlockRows);
   const int blocksK = k / kBlockK;
   for (int splits = std::min(kMaxSplits, blocksK / 2); splits > 1; splits--) {
-    if (blocksK % splits == 0 && blocks <= residentClusters(splits)) return splits;
+    if (blocksK % splits != 0) continue;
+    prepare<false>();
+    if (blocks <= residentClusters<skinnyGemmKernel<false>>(dim3(splits, 1, 1), kThreads, kSharedBytes)) return splits;
   }
   return 1;
 }

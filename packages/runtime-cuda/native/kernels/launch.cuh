@@ -62,6 +62,34 @@ inline cudaLaunchAttribute clusterDimension(dim3 cluster) {
 }
 
 /**
+ * Clusters of `cluster` blocks of `kernel` (`threads` a block, `sharedBytes` of dynamic shared memory, opted in
+ * already) that the current device holds at once: cudaOccupancyMaxActiveClusters, at least 1. Asked every call; see
+ * residentClusters.
+ */
+int queryResidentClusters(const void* kernel, dim3 cluster, int threads, size_t sharedBytes);
+
+/**
+ * queryResidentClusters for kKernel, asked once per device and cluster size (a kernel's launches take one cluster
+ * shape per size): GPUs of one model can differ (disabled multiprocessors), and a grid of more clusters than this
+ * runs in two waves. Lock-free after the first ask, for launch paths.
+ */
+template <auto kKernel>
+int residentClusters(dim3 cluster, int threads, size_t sharedBytes) {
+  constexpr int kDevices = 64;   // devices past these are asked every time
+  constexpr int kMaxBlocks = 16;  // the largest (non-portable) cluster
+  static std::atomic<int> known[kDevices][kMaxBlocks + 1] = {};
+  const unsigned blocks = cluster.x * cluster.y * cluster.z;
+  int device = 0;
+  checkCuda(cudaGetDevice(&device), "cudaGetDevice");
+  std::atomic<int>* cached = device < kDevices && blocks <= kMaxBlocks ? &known[device][blocks] : nullptr;
+  int clusters = cached != nullptr ? cached->load(std::memory_order_relaxed) : 0;
+  if (clusters > 0) return clusters;
+  clusters = queryResidentClusters(reinterpret_cast<const void*>(kKernel), cluster, threads, sharedBytes);
+  if (cached != nullptr) cached->store(clusters, std::memory_order_relaxed);
+  return clusters;
+}
+
+/**
  * Launches `kernel` on `stream` (with PDL when enabled) in thread-block clusters of `cluster` blocks (1 × 1 × 1: no
  * clusters; each grid dimension a multiple of the cluster's), and checks the launch; `name` labels the error.
  */
