@@ -1,7 +1,6 @@
 """Per-step kernel table from `ncu --csv --page raw` output of profile-steps.ts.
 
-Steps are split at each embedding kernel (the first launch of every forward; earlier launches are
-dropped); each step is labelled with
+Steps are split after each sampling kernel (the last launch of every forward); each step is labelled with
 the scenario names given on the command line, in order. For every step: per kernel name, launches, total
 time, share of the step, and DRAM bytes read/written as GB/s.
   usage: python3 ncu-table.py <ncu.csv> <scenario>... > table.md
@@ -24,12 +23,14 @@ def main() -> None:
         lines = [line for line in f if line.startswith('"')]
     rows = list(csv.DictReader(lines))
     rows = [r for r in rows if r.get("Kernel Name") and r.get("gpu__time_duration.sum", "").replace(".", "").replace(",", "").isdigit()]
-    steps: list[list[dict]] = []
+    # profile-steps.ts profiles its forwards only, and each ends with its sampling kernel. (The embedding kernel
+    # also gathers the sampled rows' states before a prefill's last layer, so it does not mark a step's start.)
+    steps: list[list[dict]] = [[]]
     for r in rows:
-        if "embeddingKernel" in r["Kernel Name"]:
+        steps[-1].append(r)
+        if "samplingKernel" in r["Kernel Name"]:
             steps.append([])
-        if steps:  # launches before the first forward (loading) are not part of a step
-            steps[-1].append(r)
+    steps = [step for step in steps if step]
     for i, step in enumerate(steps):
         label = scenarios[i] if i < len(scenarios) else f"step {i}"
         table: "OrderedDict[str, list[float]]" = OrderedDict()

@@ -2,6 +2,8 @@
 // (never zeros, which can run faster than real data); the median of the timed repetitions is reported.
 #include "device-bench.h"
 
+#include <cuda_profiler_api.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -216,11 +218,19 @@ Napi::Value runGemm(const Napi::CallbackInfo& info) {
   return result;
 }
 
+Napi::Value profilerRange(const Napi::CallbackInfo& info) {
+  const bool on = info.Length() > 0 && info[0].ToBoolean().Value();
+  FERRUM_CUDA(cudaDeviceSynchronize());  // the range holds exactly the launches made inside it
+  FERRUM_CUDA(on ? cudaProfilerStart() : cudaProfilerStop());
+  return info.Env().Undefined();
+}
+
 }  // namespace
 
 Napi::Value MeasureBandwidth(const Napi::CallbackInfo& info) { return guarded(info, bandwidth); }
 Napi::Value MeasureGemmRate(const Napi::CallbackInfo& info) { return guarded(info, gemmRate); }
 
 Napi::Value RunGemm(const Napi::CallbackInfo& info) { return guarded(info, runGemm); }
+Napi::Value ProfilerRange(const Napi::CallbackInfo& info) { return guarded(info, profilerRange); }
 
 }  // namespace ferrum

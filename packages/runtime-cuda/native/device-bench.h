@@ -1,5 +1,5 @@
-// Roofline ceilings measured on the device, for the speed benchmarks (scripts/gpu/bench-speed.ts), and a GEMM
-// hook for verifying and timing Gemm's paths on host data (test/gpu-gemm.test.ts).
+// Roofline ceilings measured on the device, for the speed benchmarks (scripts/gpu/bench-speed.ts), a GEMM hook for
+// verifying and timing Gemm's paths on host data (test/gpu-gemm.test.ts), and a profiler range for Nsight Compute.
 #pragma once
 
 #include <napi.h>
@@ -17,5 +17,11 @@ Napi::Value MeasureGemmRate(const Napi::CallbackInfo& info);
  * [m][inter] (bf16); { output: Float32Array, medianSeconds }.
  */
 Napi::Value RunGemm(const Napi::CallbackInfo& info);
+/**
+ * profilerRange(on): starts (true) or stops (false) the profiler's collection on the current device, after the
+ * device's work so far has completed; for `ncu --profile-from-start off` (scripts/gpu/profile.sh), so that a
+ * model's load and GEMM tuning stay out of the profile.
+ */
+Napi::Value ProfilerRange(const Napi::CallbackInfo& info);
 
 }  // namespace ferrum

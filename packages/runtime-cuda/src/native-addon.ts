@@ -200,6 +200,11 @@ export interface NativeAddon {
     iterations: number,
     device: number,
   ): NativeGemmRun;
+  /**
+   * Starts (`on`) or stops the profiler's collection, once the device's work so far has completed: with Nsight
+   * Compute's `--profile-from-start off`, only the launches in between are profiled (scripts/gpu/profile.sh).
+   */
+  profilerRange(on: boolean): void;
 }
 
 /** The addon, or why it could not be loaded. */
