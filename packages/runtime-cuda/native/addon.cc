@@ -96,6 +96,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("measureBandwidth", Napi::Function::New(env, MeasureBandwidth));
   exports.Set("measureGemmRate", Napi::Function::New(env, MeasureGemmRate));
   exports.Set("runGemm", Napi::Function::New(env, RunGemm));
+  exports.Set("runAddRmsNorm", Napi::Function::New(env, RunAddRmsNorm));
   exports.Set("profilerRange", Napi::Function::New(env, ProfilerRange));
   return exports;
 }

@@ -120,17 +120,31 @@ GemmChoice gemmChoice(const std::string& name) {
                                         "'gemv<rows>' or 'swiglu<rows>', not '" + name + "'");
 }
 
-Napi::Uint16Array bf16Arg(const Napi::CallbackInfo& info, size_t i, size_t length, const char* name) {
+// Argument i of hook `hook`, named `name`: a Uint16Array of `length` bf16 bits.
+Napi::Uint16Array bf16Arg(const Napi::CallbackInfo& info, size_t i, size_t length, const char* hook, const char* name) {
+  const std::string label = std::string(hook) + ": " + name;
   if (info.Length() <= i || !info[i].IsTypedArray() ||
       info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint16_array) {
-    throw NativeError("invalid_argument", std::string("runGemm: ") + name + " must be a Uint16Array of bf16 bits");
+    throw NativeError("invalid_argument", label + " must be a Uint16Array of bf16 bits");
   }
   Napi::Uint16Array array = info[i].As<Napi::Uint16Array>();
   if (array.ElementLength() != length) {
-    throw NativeError("invalid_argument", std::string("runGemm: ") + name + " must hold " + std::to_string(length) +
-                                              " values, not " + std::to_string(array.ElementLength()));
+    throw NativeError("invalid_argument", label + " must hold " + std::to_string(length) + " values, not " +
+                                              std::to_string(array.ElementLength()));
   }
   return array;
+}
+
+// `count` bf16 values of a device buffer, widened to f32 (exactly).
+Napi::Float32Array widenedBf16(Napi::Env env, const DeviceBuffer& buffer, size_t count) {
+  std::vector<uint16_t> bits(count);
+  FERRUM_CUDA(cudaMemcpy(bits.data(), buffer.as(), count * 2, cudaMemcpyDeviceToHost));
+  Napi::Float32Array out = Napi::Float32Array::New(env, count);
+  for (size_t i = 0; i < count; i++) {
+    const uint32_t widened = static_cast<uint32_t>(bits[i]) << 16;  // bf16 -> f32 is exact
+    std::memcpy(out.Data() + i, &widened, sizeof(widened));
+  }
+  return out;
 }
 
 // The product on fresh device buffers; timed runs start with the weights cold in L2 (a larger-than-L2 buffer
@@ -141,8 +155,8 @@ Napi::Value runGemm(const Napi::CallbackInfo& info) {
   const GemmChoice choice = gemmChoice(name);
   const int m = argInt(info, 3, -1), n = argInt(info, 4, -1), k = argInt(info, 5, -1);
   if (m < 1 || n < 1 || k < 1) throw NativeError("invalid_argument", "runGemm: m, n and k must be positive");
-  Napi::Uint16Array xHost = bf16Arg(info, 1, static_cast<size_t>(m) * k, "x");
-  Napi::Uint16Array wHost = bf16Arg(info, 2, static_cast<size_t>(n) * k, "w");
+  Napi::Uint16Array xHost = bf16Arg(info, 1, static_cast<size_t>(m) * k, "runGemm", "x");
+  Napi::Uint16Array wHost = bf16Arg(info, 2, static_cast<size_t>(n) * k, "runGemm", "w");
   const bool outF32 = info.Length() > 6 && info[6].ToBoolean().Value();
   const int reps = argInt(info, 7, 0);
   const int device = argInt(info, 8, 0);
@@ -201,20 +215,41 @@ Napi::Value runGemm(const Napi::CallbackInfo& info) {
                             [&] { FERRUM_CUDA(cudaMemsetAsync(flush.as(), 1, flush.bytes(), nullptr)); });
   }
   once();  // the output of a plain run, whatever timing left in y
-  Napi::Float32Array output = Napi::Float32Array::New(env, outCount);
+  Napi::Float32Array output;
   if (outF32) {
+    output = Napi::Float32Array::New(env, outCount);
     FERRUM_CUDA(cudaMemcpy(output.Data(), y.as(), y.bytes(), cudaMemcpyDeviceToHost));
   } else {
-    std::vector<uint16_t> bits(outCount);
-    FERRUM_CUDA(cudaMemcpy(bits.data(), y.as(), y.bytes(), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < outCount; i++) {
-      const uint32_t widened = static_cast<uint32_t>(bits[i]) << 16;  // bf16 -> f32 is exact
-      std::memcpy(output.Data() + i, &widened, sizeof(widened));
-    }
+    output = widenedBf16(env, y, outCount);
   }
   Napi::Object result = Napi::Object::New(env);
   result.Set("output", output);
   result.Set("medianSeconds", seconds);
+  return result;
+}
+
+Napi::Value runAddRmsNorm(const Napi::CallbackInfo& info) {
+  const int rows = argInt(info, 3, -1), hidden = argInt(info, 4, -1);
+  if (rows < 1 || hidden < 1) throw NativeError("invalid_argument", "runAddRmsNorm: rows and hidden must be positive");
+  if (info.Length() <= 5 || !info[5].IsNumber()) {
+    throw NativeError("invalid_argument", "runAddRmsNorm: eps must be a number");
+  }
+  const size_t count = static_cast<size_t>(rows) * hidden;
+  Napi::Uint16Array residualHost = bf16Arg(info, 0, count, "runAddRmsNorm", "residual");
+  Napi::Uint16Array deltaHost = bf16Arg(info, 1, count, "runAddRmsNorm", "delta");
+  Napi::Uint16Array weightHost = bf16Arg(info, 2, hidden, "runAddRmsNorm", "weight");
+  const float eps = info[5].As<Napi::Number>().FloatValue();
+  FERRUM_CUDA(cudaSetDevice(argInt(info, 6, 0)));
+  DeviceBuffer residual(count * 2), delta(count * 2), weight(static_cast<size_t>(hidden) * 2), out(count * 2);
+  FERRUM_CUDA(cudaMemcpy(residual.as(), residualHost.Data(), residual.bytes(), cudaMemcpyHostToDevice));
+  FERRUM_CUDA(cudaMemcpy(delta.as(), deltaHost.Data(), delta.bytes(), cudaMemcpyHostToDevice));
+  FERRUM_CUDA(cudaMemcpy(weight.as(), weightHost.Data(), weight.bytes(), cudaMemcpyHostToDevice));
+  launchAddRmsNorm(residual.as<bf16>(), delta.as<bf16>(), nullptr, nullptr, weight.as<bf16>(), out.as<bf16>(), rows,
+                   hidden, eps, nullptr);
+  FERRUM_CUDA(cudaDeviceSynchronize());
+  Napi::Object result = Napi::Object::New(info.Env());
+  result.Set("residual", widenedBf16(info.Env(), residual, count));
+  result.Set("output", widenedBf16(info.Env(), out, count));
   return result;
 }
 
@@ -231,6 +266,7 @@ Napi::Value MeasureBandwidth(const Napi::CallbackInfo& info) { return guarded(in
 Napi::Value MeasureGemmRate(const Napi::CallbackInfo& info) { return guarded(info, gemmRate); }
 
 Napi::Value RunGemm(const Napi::CallbackInfo& info) { return guarded(info, runGemm); }
+Napi::Value RunAddRmsNorm(const Napi::CallbackInfo& info) { return guarded(info, runAddRmsNorm); }
 Napi::Value ProfilerRange(const Napi::CallbackInfo& info) { return guarded(info, profilerRange); }
 
 }  // namespace ferrum

@@ -1,5 +1,6 @@
-// Roofline ceilings measured on the device, for the speed benchmarks (scripts/gpu/bench-speed.ts), a GEMM hook for
-// verifying and timing Gemm's paths on host data (test/gpu-gemm.test.ts), and a profiler range for Nsight Compute.
+// Roofline ceilings measured on the device, for the speed benchmarks (scripts/gpu/bench-speed.ts), hooks that
+// run Gemm's paths (verified and timed) and the add + RMSNorm kernel (verified) on host data (test/gpu-gemm.test.ts,
+// test/gpu-rms-norm.test.ts), and a profiler range for Nsight Compute.
 #pragma once
 
 #include <napi.h>
@@ -17,6 +18,12 @@ Napi::Value MeasureGemmRate(const Napi::CallbackInfo& info);
  * [m][inter] (bf16); { output: Float32Array, medianSeconds }.
  */
 Napi::Value RunGemm(const Napi::CallbackInfo& info);
+/**
+ * runAddRmsNorm(residual, delta, weight, rows, hidden, eps, device?): the fused residual add + RMSNorm
+ * (launchAddRmsNorm) on bf16 bits (Uint16Array, residual and delta [rows][hidden], weight [hidden]);
+ * { residual: the sum written back, output }, each a Float32Array of the bf16 values.
+ */
+Napi::Value RunAddRmsNorm(const Napi::CallbackInfo& info);
 /**
  * profilerRange(on): starts (true) or stops (false) the profiler's collection on the current device, after the
  * device's work so far has completed; for `ncu --profile-from-start off` (scripts/gpu/profile.sh), so that a

@@ -176,6 +176,14 @@ export interface NativeGemmRun {
   readonly medianSeconds: number;
 }
 
+/** What `runAddRmsNorm` returns. */
+export interface NativeAddRmsNormRun {
+  /** residual + delta rounded to bf16, [rows][hidden]: what the kernel wrote back to the residual. */
+  readonly residual: Float32Array;
+  /** weight · bf16(sum / rms(sum)) rounded to bf16, [rows][hidden]. */
+  readonly output: Float32Array;
+}
+
 /** Everything the `.node` file exports. Nothing but this module touches the addon. */
 export interface NativeAddon {
   probe(): Promise<NativeProbe>;
@@ -200,6 +208,20 @@ export interface NativeAddon {
     iterations: number,
     device: number,
   ): NativeGemmRun;
+  /**
+   * Verification hook for the fused residual add + RMSNorm kernel (test/gpu-rms-norm.test.ts): residual and delta
+   * [rows][hidden] and weight [hidden] as bf16 bits; returns the sum written back to the residual and the normalized
+   * output, each widened to f32 (exactly). Blocks the calling thread.
+   */
+  runAddRmsNorm(
+    residual: Uint16Array,
+    delta: Uint16Array,
+    weight: Uint16Array,
+    rows: number,
+    hidden: number,
+    eps: number,
+    device: number,
+  ): NativeAddRmsNormRun;
   /**
    * Starts (`on`) or stops the profiler's collection, once the device's work so far has completed: with Nsight
    * Compute's `--profile-from-start off`, only the launches in between are profiled (scripts/gpu/profile.sh).

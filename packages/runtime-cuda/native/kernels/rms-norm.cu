@@ -17,7 +17,11 @@ namespace {
 
 constexpr int kMaxThreads = 1024;
 constexpr int kVectorWidth = 8;  // 16-byte accesses
-constexpr int kVectorIters = 2;  // hidden up to 16384
+// Chunks a thread owns: one up to hidden 8192, two up to 16384. Two hold 63 registers, so a multiprocessor takes 3
+// blocks of a 2560-wide row and 512 rows run in two waves; one holds 36 and 5 blocks, one wave. H100, 72 launches
+// back to back with PDL, 512 rows of 2560: 3.40 against 4.33 µs a launch (L2-resident), 5.25 against 6.98 (from
+// memory); the same bits (bench/results/cuda-norm-occupancy-2026-11-23-pass29.md).
+constexpr int kVectorIters = 2;
 constexpr int kScalarIters = 8;  // the fallback for odd sizes or alignments: hidden up to 8192 in 64 registers
 
 template <int kVec, int kIters>
@@ -110,9 +114,11 @@ void launchAddRmsNorm(bf16* residual, const bf16* delta, const bf16* deltaBias, 
                                                       " here, not " + std::to_string(hidden));
   }
   if (vector) {
-    launchKernel("addRmsNormKernel", addRmsNormKernel<kVectorWidth, kVectorIters>, rows,
-                 threadsFor(hidden / kVectorWidth), 0, stream, residual, delta, deltaBias, rowIndex, weight, out, hidden,
-                 eps);
+    const int chunks = hidden / kVectorWidth;
+    const auto kernel = chunks <= kMaxThreads ? addRmsNormKernel<kVectorWidth, 1>
+                                              : addRmsNormKernel<kVectorWidth, kVectorIters>;
+    launchKernel("addRmsNormKernel", kernel, rows, threadsFor(chunks), 0, stream, residual, delta, deltaBias, rowIndex,
+                 weight, out, hidden, eps);
   } else {
     launchKernel("addRmsNormKernel", addRmsNormKernel<1, kScalarIters>, rows, threadsFor(hidden), 0, stream, residual,
                  delta, deltaBias, rowIndex, weight, out, hidden, eps);
