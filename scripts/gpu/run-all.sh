@@ -80,9 +80,12 @@ if has speed; then
   # Issue 7: Ferrum's speed table (runtime and engine level, each figure by its floor), then transformers.
   timeout 420 $tsx scripts/gpu/bench-speed.ts .gpu-data/configs/qwen3-4b.json "$OUT/speed.json" > "$OUT/speed.log" 2>&1
   stamp speed; grep -E "^\||failed|Error" "$OUT/speed.log" | head -60
-  timeout 200 python3 scripts/gpu/bench_transformers.py .gpu-data/configs/qwen3-4b.json "$OUT/speed-transformers.json" \
+  # Its batch-8 run compiles a decode step per cache length first: 200 s once left it unfinished.
+  timeout 300 python3 scripts/gpu/bench_transformers.py .gpu-data/configs/qwen3-4b.json "$OUT/speed-transformers.json" \
     "${FERRUM_HF_NEW_TOKENS:-128}" > "$OUT/speed-transformers.log" 2>&1
   stamp transformers; grep -E "^transformers|Error" "$OUT/speed-transformers.log" | head
+  python3 scripts/gpu/speed_ratio.py "$OUT/speed.json" "$OUT/speed-transformers.json" "$OUT/speed-ratio.json" 2>&1 |
+    tee "$OUT/speed-ratio.log"
 fi
 if has trace; then
   # Where an engine TTFT goes: engine work before the step, the step's wall and GPU time, engine work after.
