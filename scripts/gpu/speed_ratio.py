@@ -5,11 +5,15 @@ as JSON. Both runs take 512-token prompts; Ferrum's batch-8 figures are its c8 e
   usage: python3 speed_ratio.py <ferrum speed.json> <transformers.json> <out.json>
 """
 import json
+import os
 import sys
 
 
 def main():
     ferrum_file, transformers_file, out_file = sys.argv[1], sys.argv[2], sys.argv[3]
+    for name in (ferrum_file, transformers_file):
+        if not os.path.exists(name):
+            sys.exit(f"speed_ratio: {name} is missing (its run failed or ran out of time): no ratios")
     with open(ferrum_file) as f:
         rows = {row["figure"]: row["value"] for row in json.load(f)["rows"]}
     with open(transformers_file) as f:
