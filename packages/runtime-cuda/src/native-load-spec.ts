@@ -1,5 +1,6 @@
 import { resolveWeights } from '@ferrum/models';
 import { FerrumError, type ModelLoadSpec } from '@ferrum/types';
+import { roundToBf16 } from './bf16.js';
 import type { NativeLoadSpec } from './native-addon.js';
 import { ropeInverseFrequencies } from './rope-frequencies.js';
 import { dummyFills, tensorLoads, weightLayout } from './weight-layout.js';
@@ -83,13 +84,6 @@ export async function nativeLoadSpec(spec: ModelLoadSpec, defaultDevice: number)
       optionalBoolean(options.spinWait, 'backendOptions.spinWait') ??
       process.env.FERRUM_CUDA_SPIN_WAIT !== '0',
   };
-}
-
-/** Round-to-nearest-even to bf16 precision, kept as a float32 value. */
-function roundToBf16(value: number): number {
-  const bits = new Uint32Array(new Float32Array([value]).buffer)[0];
-  const rounded = (bits + 0x7fff + ((bits >>> 16) & 1)) & 0xffff0000;
-  return new Float32Array(new Uint32Array([rounded >>> 0]).buffer)[0];
 }
 
 function positiveInteger(value: number, name: string): void {

@@ -4,6 +4,7 @@
 // thread (up to 8,192), two (up to 16,384), and the scalar fallback for sizes that are not a multiple of 8.
 import { seededRandom } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
+import { bf16Bits, bf16Value, roundToBf16 } from '../src/bf16.js';
 import { loadNativeAddon, type NativeAddon } from '../src/native-addon.js';
 import { cudaAvailability } from './support.js';
 
@@ -11,20 +12,6 @@ const { available, reason } = await cudaAvailability();
 const addon: NativeAddon | null = available ? loadNativeAddon().addon : null;
 
 const EPS = 1e-6;
-const f32 = new Float32Array(1);
-const u32 = new Uint32Array(f32.buffer);
-
-/** bf16 bits of v (an f32 value) rounded to nearest even, as __float2bfloat16. */
-function bf16Bits(v: number): number {
-  f32[0] = v;
-  const word = u32[0]!;
-  return ((word + 0x7fff + ((word >>> 16) & 1)) >>> 16) & 0xffff;
-}
-function bf16Value(bits: number): number {
-  u32[0] = bits << 16;
-  return f32[0]!;
-}
-const roundBf16 = (v: number) => bf16Value(bf16Bits(v));
 
 /** `count` uniform bf16 values in [lo, hi) as bits. */
 function randomBf16(count: number, random: () => number, lo: number, hi: number): Uint16Array {
@@ -53,16 +40,16 @@ function reference(
     let squares = 0;
     for (let i = 0; i < hidden; i++) {
       const at = r * hidden + i;
-      // As PyTorch adds two bf16 tensors: in f32, then to bf16. The f64 sum is exact; roundBf16 takes it to f32
+      // As PyTorch adds two bf16 tensors: in f32, then to bf16. The f64 sum is exact; roundToBf16 takes it to f32
       // first (the f32 addition's result), then to bf16.
-      const sum = roundBf16(bf16Value(residual[at]!) + bf16Value(delta[at]!));
+      const sum = roundToBf16(bf16Value(residual[at]!) + bf16Value(delta[at]!));
       out.residual[at] = sum;
       squares += sum * sum;
     }
     const inv = 1 / Math.sqrt(squares / hidden + EPS);
     for (let i = 0; i < hidden; i++) {
       const at = r * hidden + i;
-      out.output[at] = roundBf16(bf16Value(weight[i]!) * roundBf16(out.residual[at]! * inv));
+      out.output[at] = roundToBf16(bf16Value(weight[i]!) * roundToBf16(out.residual[at]! * inv));
     }
   }
   return out;
