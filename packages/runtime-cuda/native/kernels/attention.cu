@@ -133,13 +133,15 @@ __device__ __forceinline__ void fusedRope(const AttentionArgs& a, const BlockWor
   const QkvRopeArgs& p = a.rope;
   const bf16* row = a.q + static_cast<size_t>(w.row) * a.qRowStride;
   const bool hasBias = p.bias != nullptr;
+  float cosv[ER], sinv[ER];
+  laneAngles<ER>(r, cosS, sinS, cosv, sinv);
   for (int g = warp; g < G; g += kWarps) {
     float x[ER] = {}, bias[ER] = {};
     if (g < w.numGroup) {  // whole warps
       const int head = w.head0 + g;
       loadHead<ER, 1>(row + static_cast<size_t>(head) * D + r.d0, x);
       if (hasBias) loadHead<ER, 1>(p.bias + head * D + r.d0, bias);
-      transformHead<ER>(x, bias, hasBias, qNorm, p.qNorm != nullptr, true, r, cosS, sinS, p.eps, D);
+      transformHead<ER>(x, bias, hasBias, qNorm, p.qNorm != nullptr, true, r, cosv, sinv, p.eps, D);
     }
     if (r.active) {
 #pragma unroll
@@ -153,7 +155,7 @@ __device__ __forceinline__ void fusedRope(const AttentionArgs& a, const BlockWor
   float x[ER], bias[ER] = {};
   loadHead<ER, 1>(row + static_cast<size_t>(head) * D + r.d0, x);
   if (hasBias) loadHead<ER, 1>(p.bias + head * D + r.d0, bias);
-  transformHead<ER>(x, bias, hasBias, kNorm, !isV && p.kNorm != nullptr, !isV, r, cosS, sinS, p.eps, D);
+  transformHead<ER>(x, bias, hasBias, kNorm, !isV && p.kNorm != nullptr, !isV, r, cosv, sinv, p.eps, D);
   if (slot < 0 || !r.active) return;
   bf16* pool = isV ? p.vCache : p.kCache;
   storeHead<ER, 1>(pool + static_cast<size_t>(slot) * a.numKvHeads * D + static_cast<size_t>(w.kvHead) * D + r.d0, x);

@@ -59,15 +59,27 @@ struct RopeLane {
   }
 };
 
+/** A lane's cos and sin (E angles from r.freq0) out of the block's shared tables (ropeTable), kept in registers. */
+template <int E>
+__device__ __forceinline__ void laneAngles(const RopeLane& r, const float* cosS, const float* sinS, float (&cosv)[E],
+                                           float (&sinv)[E]) {
+#pragma unroll
+  for (int e = 0; e < E; e++) {
+    cosv[e] = cosS[r.freq0 + e];
+    sinv[e] = sinS[r.freq0 + e];
+  }
+}
+
 /**
  * x (a lane's elements of one head) += bias (rounded to bf16, if `hasBias`), then RMSNorm with `norm` (if
- * `hasNorm`), then the rotation (if `rotate`) by the shared tables. Warp-collective: every lane of the warp calls
- * it. (Arrays by reference with flags, not pointers, keep them in registers.)
+ * `hasNorm`), then the rotation (if `rotate`) by the lane's angles (laneAngles). Warp-collective: every lane of
+ * the warp calls it. (Arrays by reference with flags, not pointers, keep them in registers.)
  */
 template <int E>
 __device__ __forceinline__ void transformHead(float (&x)[E], const float (&bias)[E], bool hasBias,
                                               const float (&norm)[E], bool hasNorm, bool rotate, const RopeLane& r,
-                                              const float* cosS, const float* sinS, float eps, int headDim) {
+                                              const float (&cosv)[E], const float (&sinv)[E], float eps,
+                                              int headDim) {
 #pragma unroll
   for (int e = 0; e < E; e++) {
     if (hasBias) x[e] = roundBf16(x[e] + bias[e]);
@@ -89,7 +101,9 @@ __device__ __forceinline__ void transformHead(float (&x)[E], const float (&bias)
 #pragma unroll
     for (int e = 0; e < E; e++) {
       const float rotated = r.lane < r.P ? -other[e] : other[e];
-      x[e] = x[e] * cosS[r.freq0 + e] + rotated * sinS[r.freq0 + e];
+      // One rounding order at every call site (no contraction left to the compiler), so the eager kernel and
+      // decode attention's fused path write the same K bits for a token.
+      x[e] = __fmaf_rn(x[e], cosv[e], __fmul_rn(rotated, sinv[e]));
     }
   }
 }
