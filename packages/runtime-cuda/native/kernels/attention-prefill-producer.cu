@@ -44,8 +44,8 @@ using wgmma::SwizzledTile;
 constexpr int kStages = 4;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// Hardware barriers: 1 + h for warpgroup h's Q, 1 + kHeads for both warpgroups before the cluster exchange, and
-// kTurnBarrier + h for warpgroup h's tensor-core turns.
+// Hardware barriers: 1 + h for warpgroup h's Q (and its staged output), 1 + kHeads for both warpgroups before the
+// cluster exchange, and kTurnBarrier + h for warpgroup h's tensor-core turns.
 constexpr int kTurnBarrier = 4;
 
 // Among `threads` threads of the block (a warpgroup), on hardware barrier `id` (0 is __syncthreads').
@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(kHeads * kThreads + 32, 1) prefillAttentionPro
       groupSync(1 + kHeads, kHeads * kThreads);  // both warpgroups are done with the buffers the exchange covers
       stashRows<D, kHeads>(exchange, group, c.row0, c.o, c.st);
     } else {
-      prefill::storeRows<D>(a, w, head, c.row0, c.o, c.st);
+      wgmma::storeRowsStaged<D>(a, w, head, qTile, t, c, 1 + group);
     }
   }
   if constexpr (kCluster) {
