@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kHeads * kThreads, 2) prefillAttentionWgmmaKer
     if (threadIdx.x < kKeys) ring[buf][threadIdx.x] = ahead;
   }
   waitAsync<0>();  // the gathers past the range's end are empty, and an empty split still copied Q
-  wgmma::storeRowsStaged<D>(a, w, head, qTile, t, c, 1 + group);
+  wgmma::storeRowsStaged<D>(a, w, head, qTile, t, c, 1 + group);  // named barriers 1, 2: one a warpgroup
 #else
   __trap();  // launched only where prefillWgmmaAvailable holds, which needs this kernel built for sm_90a
 #endif

@@ -214,8 +214,8 @@ struct Consumer {
  * (conflict-free), a barrier of the warpgroup on named barrier `barrier`, then whole 16-byte chunks to global
  * memory, a warp whole rows a store. With splits, the f32 partials (prefill::storeRows). Why: stored straight from
  * the fragments, each warp store writes 16 bytes into each of 8 rows (four 4-byte pieces), and a block's last
- * stores held its exit. On the H100 (Qwen3-4B shape, Nsight Compute, caches warm) a layer's kernel went from 20.5-20.7 to 19.6 µs
- * for a 512-token prompt and from 127.1-127.3 to 123.4-123.7 µs for 2,048 tokens
+ * stores held its exit. On the H100 (Qwen3-4B shape, Nsight Compute, caches warm) a layer's kernel went from
+ * 20.5-20.7 to 19.6 µs for a 512-token prompt and from 127.1-127.3 to 123.4-123.7 µs for 2,048 tokens
  * (bench/results/cuda-qkv-rope-2026-11-23-pass30.md).
  */
 template <int D>

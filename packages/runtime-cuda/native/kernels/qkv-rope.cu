@@ -7,8 +7,8 @@
 // weights, slot and addresses once for all of them; the head dim is a template argument.
 // Why: a warp per (token, head), with the head dim read at run time, spent 225 warp instructions a head (Nsight
 // Compute, bench/results/cuda-in-situ-costs-2026-11-22-pass28.md). On the H100 (Qwen3-4B shape, 36 launches back
-// to back, L2-resident) this layout took a 512-token prompt from 7.4 to 6.4 µs a launch and 2,048 tokens from 27.2
-// to 23.5, with the same output bits (bench/results/cuda-qkv-rope-2026-11-23-pass30.md).
+// to back, L2-resident) this layout took a 512-token prompt from 7.4 to 6.6 µs a launch and 2,048 tokens from 27.1
+// to 23.6, with the same output bits (bench/results/cuda-qkv-rope-2026-11-23-pass30.md).
 #include <string>
 
 #include "../cuda-check.h"
