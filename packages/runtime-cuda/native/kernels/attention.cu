@@ -22,6 +22,7 @@
 #include "../step-splits.h"
 #include "attention-partials.cuh"
 #include "device-math.cuh"
+#include "head-dims.h"
 #include "kernels.h"
 #include "launch.cuh"
 #include "qk-rope-head.cuh"
@@ -466,9 +467,7 @@ void launchFor(const AttentionArgs& a, cudaStream_t stream) {
 // A kv head's query heads must share one block (launchFor's G is at most 8): that block writes the new K/V.
 bool attentionFusesRope(int numHeads, int numKvHeads) { return numHeads / numKvHeads <= 8; }
 
-bool attentionSupportsHeadDim(int headDim) {
-  return headDim == 16 || headDim == 32 || headDim == 64 || headDim == 128 || headDim == 256;
-}
+bool attentionSupportsHeadDim(int headDim) { return headDimBuilt(headDim); }
 
 void launchAttention(const AttentionArgs& args, cudaStream_t stream) {
   if (args.numRows == 0) return;
@@ -479,14 +478,7 @@ void launchAttention(const AttentionArgs& args, cudaStream_t stream) {
     // A row list can leave rows' new K/V unwritten, and a group over 8 heads spans blocks that would each write it.
     throw NativeError("invalid_argument", "attention: fused RoPE takes rows 0 .. numRows - 1 and at most 8 heads a kv head");
   }
-  switch (args.headDim) {
-    case 16: return launchFor<16>(args, stream);
-    case 32: return launchFor<32>(args, stream);
-    case 64: return launchFor<64>(args, stream);
-    case 128: return launchFor<128>(args, stream);
-    case 256: return launchFor<256>(args, stream);
-    default: throw NativeError("unsupported_architecture", "attention: unsupported head dim " + std::to_string(args.headDim));
-  }
+  withHeadDim(args.headDim, "attention", [&](auto d) { launchFor<decltype(d)::value>(args, stream); });
 }
 
 }  // namespace ferrum

@@ -9,11 +9,11 @@
 // Compute, bench/results/cuda-in-situ-costs-2026-11-22-pass28.md). On the H100 (Qwen3-4B shape, 36 launches back
 // to back, L2-resident) this layout took a 512-token prompt from 7.4 to 6.6 µs a launch and 2,048 tokens from 27.1
 // to 23.6, with the same output bits (bench/results/cuda-qkv-rope-2026-11-23-pass30.md).
-#include <string>
 
 #include "../cuda-check.h"
 #include "bf16-vec.cuh"
 #include "device-math.cuh"
+#include "head-dims.h"
 #include "kernels.h"
 #include "launch.cuh"
 #include "qk-rope-head.cuh"
@@ -97,16 +97,7 @@ void launchFor(const QkvRopeArgs& a, cudaStream_t stream) {
 
 void launchQkvRope(const QkvRopeArgs& args, cudaStream_t stream) {
   if (args.numTokens == 0) return;
-  // The head dims the attention kernels take (attentionSupportsHeadDim).
-  switch (args.headDim) {
-    case 16: return launchFor<16>(args, stream);
-    case 32: return launchFor<32>(args, stream);
-    case 64: return launchFor<64>(args, stream);
-    case 128: return launchFor<128>(args, stream);
-    case 256: return launchFor<256>(args, stream);
-    default:
-      throw NativeError("unsupported_architecture", "RoPE does not support head dim " + std::to_string(args.headDim));
-  }
+  withHeadDim(args.headDim, "RoPE", [&](auto d) { launchFor<decltype(d)::value>(args, stream); });
 }
 
 }  // namespace ferrum
