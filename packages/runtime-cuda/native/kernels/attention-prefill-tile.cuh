@@ -46,6 +46,10 @@ __device__ __forceinline__ TileWork tileWork(const PrefillAttentionArgs& a, int 
 /** Running max (log2 units) and sum of the thread's two rows. */
 struct RowStats {
   float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+  /** 1 / l of each row, the output's normalization; 0 for a row that attended to nothing. */
+  __device__ __forceinline__ float2 inverses() const {
+    return make_float2(l0 > 0.f ? 1.f / l0 : 0.f, l1 > 0.f ? 1.f / l1 : 0.f);
+  }
 };
 
 /**
@@ -157,7 +161,8 @@ __device__ __forceinline__ void storeRows(const PrefillAttentionArgs& a, const T
     }
     return;
   }
-  const float inv0 = st.l0 > 0.f ? 1.f / st.l0 : 0.f, inv1 = st.l1 > 0.f ? 1.f / st.l1 : 0.f;
+  const float2 inv = st.inverses();
+  const float inv0 = inv.x, inv1 = inv.y;
   const size_t outStride = static_cast<size_t>(a.numHeads) * D;
 #pragma unroll
   for (int t = 0; t < D / 8; t++) {

@@ -223,7 +223,8 @@ __device__ __forceinline__ void storeRowsStaged(const PrefillAttentionArgs& a, c
                                                 uint32_t qTile, int t, const Consumer<D>& c, int barrier) {
   if (a.numSplits > 1) return prefill::storeRows<D>(a, w, head, c.row0, c.o, c.st);
   using Tile = SwizzledTile<D>;
-  const float inv0 = c.st.l0 > 0.f ? 1.f / c.st.l0 : 0.f, inv1 = c.st.l1 > 0.f ? 1.f / c.st.l1 : 0.f;
+  const float2 inv = c.st.inverses();
+  const float inv0 = inv.x, inv1 = inv.y;
   const uint32_t pair = 4 * (t & 3);
 #pragma unroll
   for (int j = 0; j < D / 8; j++) {
