@@ -28,6 +28,28 @@ ferrumDepths() {
   done
 }
 stamp() { echo "[$(date +%T)] $*"; }
+# The SM clock, temperature and power every 100 ms while a part runs, summarized after it over the busy samples
+# (above 120 W; the idle H100 drew ~76 W at 345 MHz): the clock moves with the load (back-to-back 512-token
+# prefills on the H100 took it from 1,980 MHz to 1,740-1,875 within seconds, and their GPU time from 7.5 to 7.9
+# ms), so a figure's spread between calls is read next to the clocks it ran at.
+clocksStart() {
+  nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader,nounits -lms 100 \
+    > "$OUT/$1-clocks.csv" 2> /dev/null &
+  clockSampler=$!
+}
+clocksStop() {
+  kill "$clockSampler" 2> /dev/null; wait "$clockSampler" 2> /dev/null
+  python3 - "$OUT/$1-clocks.csv" "$1" <<'PY'
+import statistics, sys
+rows = [[float(v) for v in line.split(",")] for line in open(sys.argv[1]) if line.count(",") == 2]
+busy = [row for row in rows if row[2] > 120]
+if busy:
+    mhz, temp, watts = zip(*busy)
+    print(f"clocks during {sys.argv[2]} ({len(busy)} busy samples of {len(rows)}): SM {min(mhz):.0f} / {statistics.median(mhz):.0f} / "
+          f"{max(mhz):.0f} MHz (min / median / max), temperature max {max(temp):.0f} C, "
+          f"power median {statistics.median(watts):.0f} W, max {max(watts):.0f} W")
+PY
+}
 
 if has build; then
   (cd packages/runtime-cuda && time node scripts/build-native.mjs) > "$OUT/build.log" 2>&1
@@ -78,12 +100,16 @@ if has memcheck; then
 fi
 if has speed; then
   # Issue 7: Ferrum's speed table (runtime and engine level, each figure by its floor), then transformers.
+  clocksStart speed
   timeout 420 $tsx scripts/gpu/bench-speed.ts .gpu-data/configs/qwen3-4b.json "$OUT/speed.json" > "$OUT/speed.log" 2>&1
   stamp speed; grep -E "^\||failed|Error" "$OUT/speed.log" | head -60
+  clocksStop speed
   # Its batch-8 run compiles a decode step per cache length first: 200 s once left it unfinished.
+  clocksStart transformers
   timeout 300 python3 scripts/gpu/bench_transformers.py .gpu-data/configs/qwen3-4b.json "$OUT/speed-transformers.json" \
     "${FERRUM_HF_NEW_TOKENS:-128}" > "$OUT/speed-transformers.log" 2>&1
   stamp transformers; grep -E "^transformers|Error" "$OUT/speed-transformers.log" | head
+  clocksStop transformers
   python3 scripts/gpu/speed_ratio.py "$OUT/speed.json" "$OUT/speed-transformers.json" "$OUT/speed-ratio.json" 2>&1 |
     tee "$OUT/speed-ratio.log"
 fi
