@@ -2,7 +2,10 @@
 // configuration cuBLASLt can run, for the model's products y[M,N] = x[M,K] · w[N,K]ᵀ (bf16, f32 accumulate),
 // timed as the model meets them: weights cold in L2. The search walks out from the heuristic's fastest
 // candidates one attribute at a time (tile, stages, split-K and reduction, cluster shape, custom option, swizzle).
-//   build: nvcc -O2 -std=c++17 -o gemm-search scripts/gpu/gemm-search.cu -lcublasLt
+// Operands are the runtime's seeded dummy values (launchFillUniform), not zeros: a product's power draw depends on
+// its data, and so may the clock it runs at.
+//   build: nvcc -O2 -std=c++17 -I packages/runtime-cuda/native -o gemm-search scripts/gpu/gemm-search.cu
+//          packages/runtime-cuda/native/kernels/weight-init.cu -lcublasLt
 //   usage: gemm-search M:N:K [M:N:K ...]   (prints the timings of each shape, then its winning configuration as
 //   one line `CONFIG N:K:algo:tile:stages:splitK:reduction:swizzle:custom:cluster`, for scripts)
 #include <cublasLt.h>
@@ -15,6 +18,8 @@
 #include <cstring>
 #include <utility>
 #include <vector>
+
+#include "kernels/kernels.h"
 
 #define CHECK(x)                                                              \
   do {                                                                        \
@@ -29,19 +34,6 @@ namespace {
 
 constexpr size_t kWorkspaceBytes = 64ull << 20;
 constexpr size_t kFlushBytes = 128ull << 20;
-
-// Operands are filled with hashed values (uniform in ±scale), like the model's dummy weights, not zeros: a
-// product's power draw depends on its data, and so may the clock it runs at.
-__global__ void fillRandom(uint16_t* p, size_t n, uint32_t seed, float scale) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    const float v = ((h & 0xffffu) / 65536.f - 0.5f) * 2.f * scale;
-    p[i] = uint16_t(__float_as_uint(v) >> 16);
-  }
-}
 
 struct Shape {
   int m, n, k;
@@ -288,8 +280,8 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&ctx.x, size_t(s.m) * s.k * 2));
     CHECK(cudaMalloc(&ctx.w, size_t(s.n) * s.k * 2));
     CHECK(cudaMalloc(&ctx.y, size_t(s.m) * s.n * 2));
-    fillRandom<<<1024, 256, 0, ctx.stream>>>(static_cast<uint16_t*>(ctx.x), size_t(s.m) * s.k, 1u, 1.f);
-    fillRandom<<<1024, 256, 0, ctx.stream>>>(static_cast<uint16_t*>(ctx.w), size_t(s.n) * s.k, 2u, 0.05f);
+    ferrum::launchFillUniform(static_cast<ferrum::bf16*>(ctx.x), size_t(s.m) * s.k, 1, 1.f, ctx.stream);
+    ferrum::launchFillUniform(static_cast<ferrum::bf16*>(ctx.w), size_t(s.n) * s.k, 2, 0.05f, ctx.stream);
     CHECK(cudaStreamSynchronize(ctx.stream));
     CHECK(cublasLtMatmulDescCreate(&ctx.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t transA = CUBLAS_OP_T, transB = CUBLAS_OP_N;
