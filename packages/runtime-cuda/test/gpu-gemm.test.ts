@@ -9,8 +9,9 @@
 // independent of how many rows a product has.
 import { seededRandom } from '@ferrum/types';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { bf16Value } from '../src/bf16.js';
 import { loadNativeAddon, type NativeAddon, type NativeGemmPath } from '../src/native-addon.js';
-import { cudaAvailability } from './support.js';
+import { cudaAvailability, randomBf16 } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 const addon: NativeAddon | null = available ? loadNativeAddon().addon : null;
@@ -63,15 +64,8 @@ interface Case {
 
 /** Uniform bf16 values in [-1, 1) as bits, and their exact values. */
 function bf16Values(count: number, random: () => number): { bits: Uint16Array; values: Float32Array } {
-  const values = new Float32Array(count);
-  for (let i = 0; i < count; i++) values[i] = 2 * random() - 1;
-  const words = new Uint32Array(values.buffer);
-  const bits = new Uint16Array(count);
-  for (let i = 0; i < count; i++) {
-    bits[i] = words[i]! >>> 16; // truncation: any bf16 will do, what matters is that values[i] is exactly it
-    words[i] = bits[i]! << 16;
-  }
-  return { bits, values };
+  const bits = randomBf16(count, random, -1, 1);
+  return { bits, values: Float32Array.from(bits, bf16Value) };
 }
 
 function makeCase(rows: number, n: number, k: number, seed: number): Case {

@@ -4,21 +4,14 @@
 // thread (up to 8,192), two (up to 16,384), and the scalar fallback for sizes that are not a multiple of 8.
 import { seededRandom } from '@ferrum/types';
 import { describe, expect, it } from 'vitest';
-import { bf16Bits, bf16Value, roundToBf16 } from '../src/bf16.js';
+import { bf16Value, roundToBf16 } from '../src/bf16.js';
 import { loadNativeAddon, type NativeAddon } from '../src/native-addon.js';
-import { cudaAvailability } from './support.js';
+import { cudaAvailability, randomBf16 } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 const addon: NativeAddon | null = available ? loadNativeAddon().addon : null;
 
 const EPS = 1e-6;
-
-/** `count` uniform bf16 values in [lo, hi) as bits. */
-function randomBf16(count: number, random: () => number, lo: number, hi: number): Uint16Array {
-  const bits = new Uint16Array(count);
-  for (let i = 0; i < count; i++) bits[i] = bf16Bits(lo + (hi - lo) * random());
-  return bits;
-}
 
 interface Reference {
   readonly residual: Float64Array;

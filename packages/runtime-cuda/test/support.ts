@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type TinyModel, tinyModelsIn } from '@ferrum/models/testing';
+import { bf16Bits } from '../src/bf16.js';
 import { createCudaBackend } from '../src/index.js';
 
 export { loadCuda } from './load-cuda.js';
@@ -54,4 +55,11 @@ export function dummyQwen3Dir(headDim: number, heads: number, kvHeads: number): 
   };
   writeFileSync(path.join(dir, 'config.json'), JSON.stringify(config));
   return dir;
+}
+
+/** `count` uniform values in [lo, hi), each rounded to bf16, as bits (the hooks' operands). */
+export function randomBf16(count: number, random: () => number, lo: number, hi: number): Uint16Array {
+  const bits = new Uint16Array(count);
+  for (let i = 0; i < count; i++) bits[i] = bf16Bits(lo + (hi - lo) * random());
+  return bits;
 }
