@@ -9,23 +9,29 @@
 
 namespace ferrum {
 
+/** A list of head dims: membership, and dispatch to a compile-time instantiation, from the one list. */
+template <int... Dims>
+struct HeadDimList {
+  static constexpr bool contains(int headDim) { return ((headDim == Dims) || ...); }
+  /** Calls f(std::integral_constant<int, headDim>{}) when headDim is listed; returns whether it was. */
+  template <typename F>
+  static bool visit(int headDim, F&& f) {
+    return ((headDim == Dims ? (f(std::integral_constant<int, Dims>{}), true) : false) || ...);
+  }
+};
+
+/** The head dims the decode attention and RoPE kernels are built for. */
+using BuiltHeadDims = HeadDimList<16, 32, 64, 128, 256>;
+
 /** Whether the decode attention and RoPE kernels are built for `headDim`. */
-constexpr bool headDimBuilt(int headDim) {
-  return headDim == 16 || headDim == 32 || headDim == 64 || headDim == 128 || headDim == 256;
-}
+constexpr bool headDimBuilt(int headDim) { return BuiltHeadDims::contains(headDim); }
 
 /** Calls visit(std::integral_constant<int, headDim>{}) for a built head dim; throws, naming `kernel`, for others. */
 template <typename Visit>
 void withHeadDim(int headDim, const char* kernel, Visit&& visit) {
-  switch (headDim) {
-    case 16: return visit(std::integral_constant<int, 16>{});
-    case 32: return visit(std::integral_constant<int, 32>{});
-    case 64: return visit(std::integral_constant<int, 64>{});
-    case 128: return visit(std::integral_constant<int, 128>{});
-    case 256: return visit(std::integral_constant<int, 256>{});
-    default:
-      throw NativeError("unsupported_architecture",
-                        std::string(kernel) + ": unsupported head dim " + std::to_string(headDim));
+  if (!BuiltHeadDims::visit(headDim, visit)) {
+    throw NativeError("unsupported_architecture",
+                      std::string(kernel) + ": unsupported head dim " + std::to_string(headDim));
   }
 }
 
