@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuda-check.h"
+#include "kernels/head-dims.h"
 
 namespace ferrum {
 namespace {
@@ -19,8 +20,8 @@ size_t bf16Bytes(size_t count) { return count * 2; }
 ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   const ModelShape& s = config_.shape;
   if (!attentionSupportsHeadDim(s.headDim)) {
-    throw NativeError("unsupported_architecture", "runtime-cuda supports head dims 16, 32, 64, 128 and 256, not " +
-                                                      std::to_string(s.headDim));
+    throw NativeError("unsupported_architecture", "runtime-cuda supports head dims " + BuiltHeadDims::names() +
+                                                      ", not " + std::to_string(s.headDim));
   }
   if (s.hiddenSize % 8 != 0 || s.intermediateSize % 8 != 0) {
     throw NativeError("unsupported_architecture", "runtime-cuda needs hidden and intermediate sizes divisible by 8");

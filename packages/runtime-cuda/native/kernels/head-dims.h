@@ -13,6 +13,12 @@ namespace ferrum {
 template <int... Dims>
 struct HeadDimList {
   static constexpr bool contains(int headDim) { return ((headDim == Dims) || ...); }
+  /** The list for messages: "16, 32, ...". */
+  static std::string names() {
+    std::string out;
+    ((out += (out.empty() ? "" : ", ") + std::to_string(Dims)), ...);
+    return out;
+  }
   /** Calls f(std::integral_constant<int, headDim>{}) when headDim is listed; returns whether it was. */
   template <typename F>
   static bool visit(int headDim, F&& f) {
