@@ -2,10 +2,11 @@
 // prefix first); any row works, prefill rows included (causality is in rowKvLen). One block of 128 threads
 // per (row, kv head, group chunk, split). The block serves G query heads that share the kv head (GQA; G is
 // the group rounded up to 1, 2, 4 or 8, larger groups take several blocks), so each K/V row is read once per
-// block, and walks its split's kv range in chunks of C = 16-64 entries (Geometry):
+// block, and walks its split's kv range in chunks of C = 16-64 entries (chunkEntries):
 //   1. scores: D/16 (or D/8) lanes per key, 16-byte loads, a short shuffle reduction; every K and V load of
-//      the chunk is issued up front (the V rows this thread multiplies in step 3 are prefetched here, so a
-//      chunk costs one memory round trip, not two);
+//      the chunk is issued up front (the V rows this thread multiplies in step 3 are prefetched here), so a
+//      chunk costs one memory round trip where the registers hold all its loads at once (a half chunk, see
+//      chunkEntries), and two where they do not;
 //   2. softmax: one warp per head takes the chunk's max and sum and rescales the running (m, l) online;
 //   3. P·V: threads over (8- or 4-dim slices of the head) × (key subsets), accumulators in registers; the
 //      subsets are summed through shuffles and shared memory once, at the end.
@@ -34,8 +35,23 @@ constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
 static_assert(kMaxSplits <= 32, "the combine kernel gives each split one lane");
 
-// Compile-time geometry of one (head dim, heads per block) instantiation.
+/**
+ * Entries of a chunk. K and V of a chunk are in flight at once, so it is bounded by registers: chunk × D at most 8192
+ * elements, 4096 with 8 heads (whose P·V takes more), or 4096 for `latencyBound` launches. At 8192 (64 entries of a
+ * 128-dim head) the compiler, held to 128 registers, issues the V loads only after the K loads' scores: two round
+ * trips a chunk. At 4096 every load goes out at once: one round trip for half the entries. That pays where a block's
+ * few chunks' latency is the launch's time (few rows); with many rows the longer chunks' fewer rounds win. Measured
+ * on the H100 with a Qwen3-4B shape, decode graphs, GPU time a step: 8192 → 4096 took B = 1 3.16 → 3.13 ms at 540
+ * cached entries and 3.18 → 3.12 at 2,048, and B = 2 3.37 → 3.32; B = 8 was unchanged and B = 32 read 4.87 → 4.90.
+ */
 template <int D, int G>
+constexpr int chunkEntries(bool latencyBound) {
+  const int budget = G >= 8 || latencyBound ? 4096 : 8192;
+  return budget / D < 64 ? budget / D : 64;
+}
+
+// Compile-time geometry of one (head dim, heads per block, chunk entries) instantiation.
+template <int D, int G, int C>
 struct Geometry {
   // Head dims one lane scores per key: 16 (two 16-byte loads), or 8 where 16 would keep too much of q in
   // registers (8 heads) or leave lanes idle (D = 16).
@@ -44,9 +60,7 @@ struct Geometry {
   static constexpr int kLanesPerKey = D / kScoreDims;    // 2..32
   static constexpr int kKeysPerWarp = 32 / kLanesPerKey;
   static constexpr int kKeysPerPass = kKeysPerWarp * kWarps;
-  // Chunk: K and V of a chunk are in flight at once, so it is bounded by registers (8 heads: half).
-  static constexpr int kChunkBudget = G >= 8 ? 4096 : 8192;  // chunk × D
-  static constexpr int kChunk = kChunkBudget / D < 64 ? kChunkBudget / D : 64;
+  static constexpr int kChunk = C;
   static constexpr int kPasses = kChunk / kKeysPerPass;  // keys each lane scores per chunk
   // P·V: a thread accumulates kSliceDims dims of every head (G × kSliceDims registers), so 8 heads take
   // 4-dim slices.
@@ -162,10 +176,9 @@ __device__ __forceinline__ void fusedRope(const AttentionArgs& a, const BlockWor
   storeHead<ER, 1>(pool + static_cast<size_t>(slot) * a.numKvHeads * D + static_cast<size_t>(w.kvHead) * D + r.d0, x);
 }
 
-template <int D, int G>
+template <int D, int G, int C>
 __global__ void __launch_bounds__(kThreads, 4) attentionKernel(AttentionArgs a) {
-  using Geo = Geometry<D, G>;
-  constexpr int C = Geo::kChunk;
+  using Geo = Geometry<D, G, C>;
   __shared__ __align__(16) float qs[G][D];            // q × scale (zeros for heads past numGroup)
   __shared__ float sc[G][C];                          // scores, then probabilities, of the chunk
   __shared__ int slotBuf[2][C];                       // the chunk's slots (-1: past the split's end), double-buffered
@@ -445,7 +458,11 @@ template <int D, int G>
 void launchWith(const AttentionArgs& a, cudaStream_t stream) {
   const int group = a.numHeads / a.numKvHeads;
   const dim3 grid(a.numRows, a.numKvHeads * ((group + G - 1) / G), a.numSplits);
-  launchKernel("attentionKernel", attentionKernel<D, G>, grid, kThreads, 0, stream, a);
+  // Few rows: chooseSplits cuts each row into many splits (8 or more) to fill the GPU, and the launch's time is a
+  // block's latency (chunkEntries).
+  const auto kernel = a.numSplits >= 8 ? attentionKernel<D, G, chunkEntries<D, G>(true)>
+                                       : attentionKernel<D, G, chunkEntries<D, G>(false)>;
+  launchKernel("attentionKernel", kernel, grid, kThreads, 0, stream, a);
   if (a.numSplits > 1) {
     launchKernel("attentionCombineKernel", attentionCombineKernel<D>, dim3(a.numRows, a.numHeads), kThreads, 0, stream,
                  a);
