@@ -8,7 +8,7 @@ import { buildBatch, range } from '@ferrum/models/testing';
 import { seededRandom } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type CudaModelExecutor, createCudaBackend } from '../src/index.js';
-import { cudaAvailability, dummyQwen3Dir, loadCuda } from './support.js';
+import { cudaAvailability, dummyQwen3Dir, loadCuda, prefillInSteps } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 const capabilities = available ? await createCudaBackend().probe() : null;
@@ -50,12 +50,7 @@ describe.skipIf(!hopper)(
         });
 
         const chunkLogits = async (executor: CudaModelExecutor) => {
-          for (let from = 0; from < prefix; from += 512) {
-            const to = Math.min(prefix, from + 512);
-            await executor.forward(
-              buildBatch([{ tokens: prompt.slice(from, to), kvSlots: range(0, to), sample: 'none' }]),
-            );
-          }
+          await prefillInSteps(executor, prompt.slice(0, prefix), 0);
           const end = prefix + chunk;
           const mergedBefore = executor.memory().clusterMergedLaunches;
           const result = await executor.forward(

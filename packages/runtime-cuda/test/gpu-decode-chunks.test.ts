@@ -9,12 +9,11 @@ import { loadModelConfig } from '@ferrum/models';
 import { buildBatch, maxAbsDiff, range, type SeqStep, valueRange } from '@ferrum/models/testing';
 import { seededRandom } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCudaBackend } from '../src/index.js';
-import { cudaAvailability, dummyQwen3Dir } from './support.js';
+import { cudaAvailability, dummyQwen3Dir, loadCuda, prefillInSteps } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 
-const SEQUENCES = 16;
+const SEQUENCES = 16; // loadCuda's maxBatchSeqs
 // On the H100 (132 multiprocessors), at 1,101 entries a row alone takes 18 splits of 64 entries (two half chunks
 // each) and the 16-row step 4 splits of 288 (four and a half whole chunks).
 const CONTEXT = 1100;
@@ -36,28 +35,11 @@ describe.skipIf(!available)(
         const dir = dummyQwen3Dir(128, heads, kvHeads);
         const config = await loadModelConfig(dir);
         vocab = config.vocabSize;
-        executor = await createCudaBackend().loadModel({
-          modelDir: dir,
-          config,
-          loadFormat: 'dummy',
-          seed: 5,
-          maxKvTokens: SEQUENCES * STRIDE,
-          maxBatchTokens: 512,
-          maxBatchSeqs: SEQUENCES,
-          backendOptions: { enforceEager: true },
-        });
+        executor = await loadCuda(dir, config, { enforceEager: true }, 'dummy', SEQUENCES * STRIDE);
         const random = seededRandom(17);
         for (let s = 0; s < SEQUENCES; s++) {
           prompts.push(Array.from({ length: CONTEXT + 1 }, () => Math.floor(random() * vocab)));
-          // In steps of at most maxBatchTokens, each a chunk over the cached prefix.
-          for (let from = 0; from < CONTEXT; from += 512) {
-            const to = Math.min(CONTEXT, from + 512);
-            await executor.forward(
-              buildBatch([
-                { tokens: prompts[s].slice(from, to), kvSlots: range(s * STRIDE, to), sample: 'none' },
-              ]),
-            );
-          }
+          await prefillInSteps(executor, prompts[s].slice(0, CONTEXT), s * STRIDE);
         }
       });
       afterAll(async () => {

@@ -14,7 +14,7 @@ import { loadModelConfig } from '@ferrum/models';
 import { buildBatch, maxAbsDiff, range, type SeqStep, valueRange } from '@ferrum/models/testing';
 import { seededRandom } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { cudaAvailability, dummyQwen3Dir, loadCuda } from './support.js';
+import { cudaAvailability, dummyQwen3Dir, loadCuda, prefillInSteps } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 
@@ -104,13 +104,7 @@ describe.skipIf(!available)(
 
         it('a chunk over a long cached prefix (kv splits) equals decode rows at its positions', async () => {
           const end = LONG_PREFIX + LONG_CHUNK;
-          // The prefix in steps of at most maxBatchTokens (512), themselves chunks over a cached prefix.
-          for (let from = 0; from < LONG_PREFIX; from += 512) {
-            const to = Math.min(LONG_PREFIX, from + 512);
-            await executor.forward(
-              buildBatch([{ tokens: prompt.slice(from, to), kvSlots: range(2500, to), sample: 'none' }]),
-            );
-          }
+          await prefillInSteps(executor, prompt.slice(0, LONG_PREFIX), 2500);
           const chunk = await logitsOf([
             { tokens: prompt.slice(LONG_PREFIX, end), kvSlots: range(2500, end), sample: 'all' },
           ]);

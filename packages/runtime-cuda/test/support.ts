@@ -2,11 +2,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type TinyModel, tinyModelsIn } from '@ferrum/models/testing';
+import type { ModelExecutor } from '@ferrum/interfaces';
+import { buildBatch, range, type TinyModel, tinyModelsIn } from '@ferrum/models/testing';
 import { bf16Bits } from '../src/bf16.js';
 import { createCudaBackend } from '../src/index.js';
 
-export { loadCuda } from './load-cuda.js';
+import { TEST_MAX_BATCH_TOKENS } from './load-cuda.js';
+
+export { loadCuda, TEST_MAX_BATCH_TOKENS } from './load-cuda.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..', '..');
@@ -62,4 +65,21 @@ export function randomBf16(count: number, random: () => number, lo: number, hi: 
   const bits = new Uint16Array(count);
   for (let i = 0; i < count; i++) bits[i] = bf16Bits(lo + (hi - lo) * random());
   return bits;
+}
+
+/**
+ * Prefills `tokens` of one sequence into slots firstSlot.. in steps of at most TEST_MAX_BATCH_TOKENS, each a chunk over
+ * the prefix cached before it, sampling nothing.
+ */
+export async function prefillInSteps(
+  executor: ModelExecutor,
+  tokens: readonly number[],
+  firstSlot: number,
+): Promise<void> {
+  for (let from = 0; from < tokens.length; from += TEST_MAX_BATCH_TOKENS) {
+    const to = Math.min(tokens.length, from + TEST_MAX_BATCH_TOKENS);
+    await executor.forward(
+      buildBatch([{ tokens: tokens.slice(from, to), kvSlots: range(firstSlot, to), sample: 'none' }]),
+    );
+  }
 }

@@ -35,6 +35,9 @@ constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
 static_assert(kMaxSplits <= 32, "the combine kernel gives each split one lane");
 
+// Launches of at least this many kv splits (B ≤ 8 for 8 kv heads on the H100) count as latency-bound (chunkEntries).
+constexpr int kLatencyBoundSplits = 8;
+
 /**
  * Entries of a chunk. K and V of a chunk are in flight at once, so it is bounded by registers: chunk × D at most 8192
  * elements, 4096 with 8 heads (whose P·V takes more), or 4096 for `latencyBound` launches. At 8192 (64 entries of a
@@ -458,10 +461,10 @@ template <int D, int G>
 void launchWith(const AttentionArgs& a, cudaStream_t stream) {
   const int group = a.numHeads / a.numKvHeads;
   const dim3 grid(a.numRows, a.numKvHeads * ((group + G - 1) / G), a.numSplits);
-  // Few rows: chooseSplits cuts each row into many splits (8 or more) to fill the GPU, and the launch's time is a
-  // block's latency (chunkEntries).
-  const auto kernel = a.numSplits >= 8 ? attentionKernel<D, G, chunkEntries<D, G>(true)>
-                                       : attentionKernel<D, G, chunkEntries<D, G>(false)>;
+  // Few rows: chooseSplits cuts each row into many splits to fill the GPU, and the launch's time is a block's
+  // latency (chunkEntries).
+  const auto kernel = a.numSplits >= kLatencyBoundSplits ? attentionKernel<D, G, chunkEntries<D, G>(true)>
+                                                         : attentionKernel<D, G, chunkEntries<D, G>(false)>;
   launchKernel("attentionKernel", kernel, grid, kThreads, 0, stream, a);
   if (a.numSplits > 1) {
     launchKernel("attentionCombineKernel", attentionCombineKernel<D>, dim3(a.numRows, a.numHeads), kThreads, 0, stream,
@@ -483,8 +486,6 @@ void launchFor(const AttentionArgs& a, cudaStream_t stream) {
 
 // A kv head's query heads must share one block (launchFor's G is at most 8): that block writes the new K/V.
 bool attentionFusesRope(int numHeads, int numKvHeads) { return numHeads / numKvHeads <= 8; }
-
-bool attentionSupportsHeadDim(int headDim) { return headDimBuilt(headDim); }
 
 void launchAttention(const AttentionArgs& args, cudaStream_t stream) {
   if (args.numRows == 0) return;

@@ -1,5 +1,5 @@
 // The head dims the decode attention and RoPE kernels are instantiated for, and the step from a model's run-time
-// head dim to an instantiation. The model runner refuses other head dims at load (attentionSupportsHeadDim).
+// head dim to an instantiation. The model runner refuses other head dims at load (BuiltHeadDims::contains).
 #pragma once
 
 #include <string>
@@ -28,9 +28,6 @@ struct HeadDimList {
 
 /** The head dims the decode attention and RoPE kernels are built for. */
 using BuiltHeadDims = HeadDimList<16, 32, 64, 128, 256>;
-
-/** Whether the decode attention and RoPE kernels are built for `headDim`. */
-constexpr bool headDimBuilt(int headDim) { return BuiltHeadDims::contains(headDim); }
 
 /** Calls visit(std::integral_constant<int, headDim>{}) for a built head dim; throws, naming `kernel`, for others. */
 template <typename Visit>

@@ -129,8 +129,6 @@ struct AttentionArgs {
 void launchAttention(const AttentionArgs& args, cudaStream_t stream);
 /** Whether launchAttention can take AttentionArgs::fuseRope for this head layout (at most 8 heads a kv head). */
 bool attentionFusesRope(int numHeads, int numKvHeads);
-/** Head dims the attention and RoPE kernels are instantiated for. */
-bool attentionSupportsHeadDim(int headDim);
 
 /**
  * For every layer and i < count: K and V of slot src[i] in (fromK, fromV) to slot dst[i] in (toK, toV).
