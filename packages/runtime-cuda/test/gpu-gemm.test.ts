@@ -62,7 +62,7 @@ interface Case {
   readonly reference: Float64Array;
 }
 
-/** Uniform bf16 values in [-1, 1) as bits, and their exact values. */
+/** Uniform values in [-1, 1) rounded to bf16 (so up to 1 itself), as bits, and their exact values. */
 function bf16Values(count: number, random: () => number): { bits: Uint16Array; values: Float32Array } {
   const bits = randomBf16(count, random, -1, 1);
   return { bits, values: Float32Array.from(bits, bf16Value) };

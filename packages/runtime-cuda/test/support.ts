@@ -6,10 +6,9 @@ import type { ModelExecutor } from '@ferrum/interfaces';
 import { buildBatch, range, type TinyModel, tinyModelsIn } from '@ferrum/models/testing';
 import { bf16Bits } from '../src/bf16.js';
 import { createCudaBackend } from '../src/index.js';
-
 import { TEST_MAX_BATCH_TOKENS } from './load-cuda.js';
 
-export { loadCuda, TEST_MAX_BATCH_TOKENS } from './load-cuda.js';
+export { loadCuda } from './load-cuda.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..', '..');
