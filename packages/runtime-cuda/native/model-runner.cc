@@ -19,10 +19,7 @@ size_t bf16Bytes(size_t count) { return count * 2; }
 
 ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   const ModelShape& s = config_.shape;
-  if (!BuiltHeadDims::contains(s.headDim)) {
-    throw NativeError("unsupported_architecture", "runtime-cuda supports head dims " + BuiltHeadDims::names() +
-                                                      ", not " + std::to_string(s.headDim));
-  }
+  if (!BuiltHeadDims::contains(s.headDim)) throw unsupportedHeadDim("runtime-cuda", s.headDim);
   if (s.hiddenSize % 8 != 0 || s.intermediateSize % 8 != 0) {
     throw NativeError("unsupported_architecture", "runtime-cuda needs hidden and intermediate sizes divisible by 8");
   }

@@ -29,13 +29,16 @@ struct HeadDimList {
 /** The head dims the decode attention and RoPE kernels are built for. */
 using BuiltHeadDims = HeadDimList<16, 32, 64, 128, 256>;
 
+/** The refusal of a head dim no kernel is built for: "<who> supports head dims 16, 32, ..., not <headDim>". */
+inline NativeError unsupportedHeadDim(const std::string& who, int headDim) {
+  return NativeError("unsupported_architecture",
+                     who + " supports head dims " + BuiltHeadDims::names() + ", not " + std::to_string(headDim));
+}
+
 /** Calls visit(std::integral_constant<int, headDim>{}) for a built head dim; throws, naming `kernel`, for others. */
 template <typename Visit>
 void withHeadDim(int headDim, const char* kernel, Visit&& visit) {
-  if (!BuiltHeadDims::visit(headDim, visit)) {
-    throw NativeError("unsupported_architecture",
-                      std::string(kernel) + ": unsupported head dim " + std::to_string(headDim));
-  }
+  if (!BuiltHeadDims::visit(headDim, visit)) throw unsupportedHeadDim(kernel, headDim);
 }
 
 }  // namespace ferrum
