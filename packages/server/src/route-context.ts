@@ -17,9 +17,9 @@ export interface RouteContext {
   readonly openRequests: OpenRequests;
 }
 
-/** 404 unless `model` is the served model (OpenAI's `model_not_found`). */
-export function checkModel(context: RouteContext, model: string | undefined): void {
-  if (model === undefined || model === context.servedModelName) return;
+/** 404 unless `model` is absent or the served model (OpenAI's `model_not_found`). */
+export function checkModel(context: RouteContext, model: string | null | undefined): void {
+  if (model == null || model === context.servedModelName) return;
   throw new OpenAIError(
     404,
     `the model \`${model}\` does not exist; this server serves \`${context.servedModelName}\``,

@@ -62,6 +62,20 @@ describe('errors (fake engine)', () => {
     await expectServing();
   });
 
+  it('serves a request without a model, or with a null one, on the served model (as vLLM does)', async () => {
+    for (const model of [undefined, null]) {
+      const res = await fetch(completions, {
+        method: 'POST',
+        body: JSON.stringify({ model, prompt: 'ok', max_tokens: 2 }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { model: string; choices: { finish_reason: string }[] };
+      expect(body.model).toBe('fake-model');
+      expect(body.choices[0].finish_reason).toBe('length');
+    }
+  });
+
   it('answers a prompt longer than the context with 400 context_length_exceeded', async () => {
     const error = await t.client.completions
       .create({ model: 'fake-model', prompt: 'y'.repeat(100), max_tokens: 4 })
@@ -94,6 +108,7 @@ describe('errors (fake engine)', () => {
     [{ prompt: undefined }, 'prompt', 'prompt is required'],
     [{ min_tokens: 5, max_tokens: 2 }, 'min_tokens', 'min_tokens (5) must not exceed max_tokens (2)'],
     [{ echo: true }, 'echo', 'echo is not supported'],
+    [{ seed: 1e30 }, 'seed', 'seed must be <= 9007199254740991'],
   ])('answers invalid completion parameters %j with a clear 400', async (fields, param, message) => {
     const body = JSON.stringify({ model: 'fake-model', prompt: 'x', max_tokens: 2, ...fields });
     const { status, json } = await post(completions, body);
@@ -128,7 +143,7 @@ describe('errors (fake engine)', () => {
     [
       { response_format: { type: 'json_object' } },
       'response_format',
-      'response_format must be only {"type": "text"} is supported',
+      'response_format must be {"type": "text"}, the only format supported',
     ],
   ])('answers invalid chat parameters %j with a clear 400', async (fields, param, message) => {
     const body = JSON.stringify({

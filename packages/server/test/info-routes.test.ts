@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeEngine } from './helpers/fake-engine.js';
 import { serveForTest, type TestServer } from './helpers/serve.js';
@@ -38,6 +39,13 @@ describe('info routes', () => {
 
   it('answers /health with 200', async () => {
     expect((await fetch(`${t.url}/health`)).status).toBe(200);
+  });
+
+  it("answers /version with the server package's version, as vLLM does", async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    const res = await fetch(`${t.url}/version`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ version: pkg.version });
   });
 
   it('exposes the engine metrics under ferrum: names with the model label', async () => {

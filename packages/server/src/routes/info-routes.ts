@@ -1,9 +1,13 @@
+import { createRequire } from 'node:module';
 import type { EngineMetrics } from '@ferrum/engine';
 import type { FastifyInstance } from 'fastify';
 import { renderPrometheusMetrics } from '../prometheus-metrics.js';
 import type { RouteContext } from '../route-context.js';
 
-/** `GET /v1/models`, `GET /health` and `GET /metrics`. */
+// This package's version, read from its package.json (two levels up from src/routes and from dist/routes).
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+/** `GET /v1/models`, `GET /health`, `GET /version` (vLLM's) and `GET /metrics`. */
 export function registerInfoRoutes(
   app: FastifyInstance,
   context: RouteContext,
@@ -26,6 +30,7 @@ export function registerInfoRoutes(
   }));
   // vLLM's health check: 200 with an empty body while the server can take requests.
   app.get('/health', async (_request, reply) => reply.code(200).send());
+  app.get('/version', async () => ({ version }));
   app.get('/metrics', async (_request, reply) =>
     reply
       .type('text/plain; version=0.0.4; charset=utf-8')

@@ -52,7 +52,7 @@ export const ChatRequestSchema = Type.Object({
   tool_choice: Type.Optional(Nullable(ToolChoice)),
   parallel_tool_calls: Type.Optional(Nullable(Type.Boolean())),
   response_format: Type.Optional(
-    Nullable(Type.Object({ type: Type.Literal('text') }), 'only {"type": "text"} is supported'),
+    Nullable(Type.Object({ type: Type.Literal('text') }), '{"type": "text"}, the only format supported'),
   ),
   chat_template_kwargs: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))),
   add_generation_prompt: Type.Optional(Nullable(Type.Boolean())),

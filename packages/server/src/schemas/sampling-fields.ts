@@ -15,7 +15,8 @@ export const MAX_LOGPROBS = 20;
  * Unknown fields are accepted and ignored, as OpenAI clients send fields newer than this server.
  */
 export const samplingFields = {
-  model: Type.String({ minLength: 1 }),
+  // Optional, as vLLM, SGLang and llama.cpp take it: a request without it goes to the served model.
+  model: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
   max_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
   temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
   top_p: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 1 }))),
@@ -30,7 +31,10 @@ export const samplingFields = {
       'a string or an array of strings',
     ),
   ),
-  seed: Type.Optional(Nullable(Type.Integer())),
+  // The engine's seeds are exact integers: beyond 2^53 a JSON number no longer is one.
+  seed: Type.Optional(
+    Nullable(Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER })),
+  ),
   presence_penalty: Type.Optional(Nullable(Type.Number({ minimum: -2, maximum: 2 }))),
   frequency_penalty: Type.Optional(Nullable(Type.Number({ minimum: -2, maximum: 2 }))),
   logit_bias: Type.Optional(
