@@ -6,7 +6,7 @@
 // prefill-size products on the algorithm tuned at more rows. The gated MLP's fused product (SwiGLU in the GEMV's
 // epilogue) against silu(gate) × up of the same reference. Also: the GEMV gives the same bits run to run. On Hopper,
 // the skinny GEMM (9-64 rows, native/kernels/gemm-skinny.cu) forced, plain and with SwiGLU, and its rows' bits
-// independent of how many rows a product has.
+// independent of how many rows a product has, across its two stage layouts too.
 import { seededRandom } from '@ferrum/types';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bf16Value } from '../src/bf16.js';
@@ -167,6 +167,25 @@ function caseBeforeAll(rows: number, n: number, k: number, seed: number): Case {
   return c;
 }
 
+/** The first `rows` rows of x ([rows][k] bf16 bits) repeated to m rows: row r is row r % rows. */
+function repeatRows(x: Uint16Array, rows: number, k: number, m: number): Uint16Array {
+  const out = new Uint16Array(m * k);
+  for (let r = 0; r < m; r++) out.set(x.subarray((r % rows) * k, ((r % rows) + 1) * k), r * k);
+  return out;
+}
+
+/**
+ * Whether each of `got`'s m rows ([m][cols]) has the bits of row r % rows of `base` ([rows][cols]); the first
+ * differing row, or null.
+ */
+function rowsMatchRepeated(got: Float32Array, base: Float32Array, rows: number, cols: number): number | null {
+  for (let r = 0; r < got.length / cols; r++) {
+    const at = (r % rows) * cols;
+    if (!sameBits(got.subarray(r * cols, (r + 1) * cols), base.subarray(at, at + cols))) return r;
+  }
+  return null;
+}
+
 function sameBits(a: Float32Array, b: Float32Array): boolean {
   const wa = new Uint32Array(a.buffer, a.byteOffset, a.length);
   const wb = new Uint32Array(b.buffer, b.byteOffset, b.length);
@@ -246,6 +265,25 @@ describe.skipIf(!addon)(
       });
     });
 
+    // Qwen3-4B's gate|up, 152 blocks of 128 columns: past one wave of one block a multiprocessor on an H100, so from
+    // 17 rows the kernel takes one-panel stages at two a multiprocessor. Rows repeated from the first 16 (two-panel
+    // stages, checked against a reference in the shapes above) must come out with the same bits.
+    describe.skipIf(!skinny)('the skinny GEMM past one wave (n 19456, k 2560)', () => {
+      const n = 19456;
+      const k = 2560;
+
+      it('gives rows past 16 (one-panel stages) the bits of the same rows at 16', () => {
+        const random = seededRandom(31);
+        const x = randomBf16(16 * k, random, -1, 1);
+        const w = randomBf16(n * k, random, -1, 1);
+        const base = addon!.runGemm('skinny', x, w, 16, n, k, false, 0, 0).output;
+        for (const m of [17, 33, 64]) {
+          const got = addon!.runGemm('skinny', repeatRows(x, 16, k, m), w, m, n, k, false, 0, 0).output;
+          expect(rowsMatchRepeated(got, base, 16, n), `${m} rows: first differing row`).toBeNull();
+        }
+      });
+    });
+
     // An untuned product of 1,024 rows or more runs the algorithm tuned for more rows (where cuBLASLt takes it for
     // this shape), as a model's prefill steps do; a small shape keeps the f64 reference cheap.
     describe('an algorithm tuned at more rows (n 72, k 64)', () => {
@@ -284,6 +322,16 @@ describe.skipIf(!addon)(
         for (const m of [9, 16]) {
           const got = addon!.runGemm('swiglu', c.x.subarray(0, m * k), c.w, m, n, k, false, 0, 0).output;
           expect(swigluMismatches(got, c.reference.subarray(0, m * n), m, inter), `${m} rows`).toBe('none');
+        }
+      });
+
+      // As for the plain product: at inter 9728 the gated grid (152 blocks) passes one wave, and from 17 rows takes
+      // one-panel stages; rows repeated from the 16 checked above keep their bits.
+      it.skipIf(!skinnyShape(n, k))('rows past 16 on the skinny GEMM: the bits of 16 rows', () => {
+        const base = addon!.runGemm('swiglu', c.x.subarray(0, 16 * k), c.w, 16, n, k, false, 0, 0).output;
+        for (const m of [17, 33, 64]) {
+          const got = addon!.runGemm('swiglu', repeatRows(c.x, 16, k, m), c.w, m, n, k, false, 0, 0).output;
+          expect(rowsMatchRepeated(got, base, 16, inter), `${m} rows: first differing row`).toBeNull();
         }
       });
     });

@@ -15,6 +15,12 @@
 //     cluster barrier block r sums a slice of the tile over every block, in rank order, through distributed shared
 //     memory: deterministic, with no partials in global memory. The split count depends on the shape only
 //     (skinnyGemmSplits), so a row's result does not depend on how many rows the step has.
+// - A grid of more blocks than the device holds at one a multiprocessor (Qwen3-4B's gated gate|up: 152 column blocks
+//   on 132 multiprocessors) runs stages of one 64-k panel, not two, so that two blocks fit a multiprocessor and the
+//   whole grid streams at once instead of leaving 20 blocks to a second wave. The products' order over k is the same,
+//   so are the bits. H100, Qwen3-4B shape: an agent turn (64 new tokens over 2,000) 4.59-4.63 → 4.43-4.48 ms, decode
+//   steps at 32 rows 4.87-4.89 → 4.76-4.79 ms, at 64 level; at 16 rows one-panel stages read 4.32-4.37 against
+//   4.30 ms, hence kOnePanelMinRows (bench/results/cuda-skinny-two-a-multiprocessor-2026-11-23-pass37.md).
 //   - Gated (SwiGLU): a block's halves are 64 gate rows and the 64 up rows that pair with them, and its outputs are
 //     silu(gate) × up, rounded as launchSwiglu after a bf16 product would.
 #include <cudaTypedefs.h>
@@ -38,17 +44,23 @@ namespace ferrum {
 namespace {
 
 constexpr int kStages = 4;
-constexpr int kBlockRows = 128;                      // weight rows a block: two m64 halves
-constexpr int kBlockK = 128;                         // k a stage: two 64-k panels of 128-byte rows
-constexpr int kPanelW = kBlockRows * 128;            // bytes of a stage's weight panel
-constexpr int kPanelX = kSkinnyMaxRows * 128;        // bytes of a stage's x panel
-constexpr int kStageBytes = 2 * (kPanelW + kPanelX);  // 48 KB
+constexpr int kBlockRows = 128;                // weight rows a block: two m64 halves
+constexpr int kBlockK = 128;                   // the k granule of split-K ranges: two 64-k panels of 128-byte rows
+constexpr int kPanelW = kBlockRows * 128;      // bytes of a stage's weight panel
+constexpr int kPanelX = kSkinnyMaxRows * 128;  // bytes of a stage's x panel
+// A stage of `panels` 64-k panels: two (48 KB, one block a multiprocessor) or one (24 KB, two).
+constexpr int stageBytes(int panels) { return panels * (kPanelW + kPanelX); }
+constexpr size_t sharedBytes(int panels) {
+  return wgmma::kAtomBytes + kStages * stageBytes(panels) + 2 * kStages * sizeof(uint64_t);
+}
+// Rows from which a grid past one wave takes one-panel stages (at 16 rows they read slower; see above).
+constexpr int kOnePanelMinRows = 17;
 constexpr int kConsumerThreads = 128;
 constexpr int kThreads = kConsumerThreads + 32;
 constexpr int kPartialStride = kBlockRows + 4;  // floats a token's row of the partial tile (conflict-free writes)
 constexpr int kMaxSplits = 8;
-constexpr size_t kSharedBytes = wgmma::kAtomBytes + kStages * kStageBytes + 2 * kStages * sizeof(uint64_t);
-static_assert(kStages * kStageBytes >= kSkinnyMaxRows * kPartialStride * sizeof(float), "the partials fit the stages");
+static_assert(kStages * stageBytes(1) >= kSkinnyMaxRows * kPartialStride * sizeof(float),
+              "the partials fit the stages");
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // Four consecutive floats of another block's shared memory. Not volatile: its address comes from cluster::mapTo (a
@@ -61,13 +73,16 @@ __device__ __forceinline__ float4 loadRemote4(uint32_t address) {
 }
 #endif
 
-// Grid (splits, blocks of output columns), clusters of (splits, 1, 1): a cluster's blocks are its K splits.
-template <bool kGlu>
-__global__ void __launch_bounds__(kThreads, 1)
+// Grid (splits, blocks of output columns), clusters of (splits, 1, 1): a cluster's blocks are its K splits. kPanels:
+// 64-k panels a stage.
+template <bool kGlu, int kPanels>
+__global__ void __launch_bounds__(kThreads, kPanels == 2 ? 1 : 2)
     skinnyGemmKernel(const __grid_constant__ CUtensorMap xMap, const __grid_constant__ CUtensorMap wMap, bf16* y,
                      int m, int outCols, int k) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kOutCols = kGlu ? kBlockRows / 2 : kBlockRows;  // output columns a block
+  constexpr int kStageBytes = stageBytes(kPanels);
+  constexpr int kStageK = 64 * kPanels;
   extern __shared__ uint8_t smemRaw[];
   const uint32_t raw = sharedAddress(smemRaw);
   const uint32_t base = (raw + wgmma::kAtomBytes - 1) & ~(wgmma::kAtomBytes - 1);
@@ -76,12 +91,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   const auto full = [&](int s) { return bars + 8 * s; };
   const auto empty = [&](int s) { return bars + 8 * (kStages + s); };
   const auto weightTile = [&](int s) { return base + s * kStageBytes; };
-  const auto xTile = [&](int s) { return base + s * kStageBytes + 2 * kPanelW; };
+  const auto xTile = [&](int s) { return base + s * kStageBytes + kPanels * kPanelW; };
 
   const int splits = gridDim.x, split = blockIdx.x;
   const int col0 = blockIdx.y * kOutCols;
-  const int blocksK = k / kBlockK;
-  const int first = split * blocksK / splits, count = (split + 1) * blocksK / splits - first;
+  // skinnyGemmSplits divides k's kBlockK granules evenly, so both stage sizes cut the same k ranges.
+  const int stagesK = k / kStageK;
+  const int first = split * stagesK / splits, count = (split + 1) * stagesK / splits - first;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; s++) {
@@ -102,16 +118,16 @@ __global__ void __launch_bounds__(kThreads, 1)
       asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(evictFirst));
       asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(evictLast));
       const auto loadWeights = [&](int i, int s) {
-        for (int p = 0; p < 2; p++) {
-          const int at = (first + i) * kBlockK + p * 64;
+        for (int p = 0; p < kPanels; p++) {
+          const int at = (first + i) * kStageK + p * 64;
           const uint32_t dst = weightTile(s) + p * kPanelW;
           tmaLoadTile(dst, &wMap, full(s), at, col0, evictFirst);
           if (kGlu) tmaLoadTile(dst + kPanelW / 2, &wMap, full(s), at, outCols + col0, evictFirst);
         }
       };
       const auto loadX = [&](int i, int s) {
-        for (int p = 0; p < 2; p++) {
-          tmaLoadTile(xTile(s) + p * kPanelX, &xMap, full(s), (first + i) * kBlockK + p * 64, 0, evictLast);
+        for (int p = 0; p < kPanels; p++) {
+          tmaLoadTile(xTile(s) + p * kPanelX, &xMap, full(s), (first + i) * kStageK + p * 64, 0, evictLast);
         }
       };
       // The first stages' weights while earlier kernels still run; x only after they have completed.
@@ -139,7 +155,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       barrierWait(full(s), (i / kStages) & 1);
       wgmma::wgmmaFence();
 #pragma unroll
-      for (int p = 0; p < 2; p++) {
+      for (int p = 0; p < kPanels; p++) {
 #pragma unroll
         for (int step = 0; step < 4; step++) {
           const uint64_t b = wgmma::descriptor(xTile(s) + p * kPanelX + step * 32, 16);
@@ -223,11 +239,19 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // The kernel's shared-memory opt-in, once; it also loads the kernel.
-template <bool kGlu>
+template <bool kGlu, int kPanels>
 void prepare() {
-  static const cudaError_t optIn = cudaFuncSetAttribute(skinnyGemmKernel<kGlu>,
-                                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes);
+  static const cudaError_t optIn = cudaFuncSetAttribute(
+      skinnyGemmKernel<kGlu, kPanels>, cudaFuncAttributeMaxDynamicSharedMemorySize, sharedBytes(kPanels));
   checkCuda(optIn, "skinnyGemmKernel");
+}
+
+template <bool kGlu, int kPanels>
+void launchWith(const CUtensorMap& xMap, const CUtensorMap& wMap, bf16* y, int m, int outCols, int k, dim3 grid,
+                int splits, cudaStream_t stream) {
+  prepare<kGlu, kPanels>();
+  launchKernelInClusters("skinnyGemmKernel", skinnyGemmKernel<kGlu, kPanels>, grid, dim3(splits, 1, 1), kThreads,
+                         sharedBytes(kPanels), stream, xMap, wMap, y, m, outCols, k);
 }
 
 PFN_cuTensorMapEncodeTiled_v12000 encodeTiled() {
@@ -282,23 +306,26 @@ int skinnyGemmSplits(int outCols, int k, bool glu) {
   const int blocksK = k / kBlockK;
   for (int splits = std::min(kMaxSplits, blocksK / 2); splits > 1; splits--) {
     if (blocksK % splits != 0) continue;
-    prepare<false>();
-    if (blocks <= residentClusters<skinnyGemmKernel<false>>(dim3(splits, 1, 1), kThreads, kSharedBytes)) return splits;
+    prepare<false, 2>();
+    if (blocks <= residentClusters<skinnyGemmKernel<false, 2>>(dim3(splits, 1, 1), kThreads, sharedBytes(2))) {
+      return splits;
+    }
   }
   return 1;
 }
 
 void launchSkinnyGemm(const CUtensorMap& xMap, const CUtensorMap& wMap, bf16* y, int m, int outCols, int k, bool glu,
                       int splits, cudaStream_t stream) {
-  const dim3 grid(splits, outCols / (glu ? kBlockRows / 2 : kBlockRows));
+  const int columnBlocks = outCols / (glu ? kBlockRows / 2 : kBlockRows);
+  const dim3 grid(splits, columnBlocks);
+  // Clusters of the two-panel kernel the device holds at once (the same for both products' kernels).
+  prepare<false, 2>();
+  const int oneWave = residentClusters<skinnyGemmKernel<false, 2>>(dim3(splits, 1, 1), kThreads, sharedBytes(2));
+  const bool onePanel = m >= kOnePanelMinRows && columnBlocks > oneWave;
   if (glu) {
-    prepare<true>();
-    launchKernelInClusters("skinnyGemmKernel", skinnyGemmKernel<true>, grid, dim3(splits, 1, 1), kThreads,
-                           kSharedBytes, stream, xMap, wMap, y, m, outCols, k);
+    (onePanel ? launchWith<true, 1> : launchWith<true, 2>)(xMap, wMap, y, m, outCols, k, grid, splits, stream);
   } else {
-    prepare<false>();
-    launchKernelInClusters("skinnyGemmKernel", skinnyGemmKernel<false>, grid, dim3(splits, 1, 1), kThreads,
-                           kSharedBytes, stream, xMap, wMap, y, m, outCols, k);
+    (onePanel ? launchWith<false, 1> : launchWith<false, 2>)(xMap, wMap, y, m, outCols, k, grid, splits, stream);
   }
 }
 
