@@ -6,8 +6,8 @@
 // the sequence took 3.45 against 3.52-3.56 ms on cuBLASLt; at 32 rows 3.32 against 3.47 (.gpu-data harness,
 // bench/results/cuda-skinny-gemm-2026-11-22-pass24.md).
 // The block: a producer warp and one consumer warpgroup.
-//   - The producer's lane 0 loads each stage by TMA: 128 weight rows × 128 k (two 64-k panels, 128-byte swizzle)
-//     and x's 64 rows × the same k (rows past M zero-filled), into one of kStages buffers; each stage's bytes
+//   - The producer's lane 0 loads each stage by TMA: 128 weight rows × 128 k (two 64-k panels, 128-byte swizzle;
+//     one panel in the layout below) and x's 64 rows × the same k (rows past M zero-filled), into one of kStages buffers; each stage's bytes
 //     complete its `full` mbarrier. Weights go to L2 as evict-first, x (read by every block) as evict-last.
 //   - The consumer warpgroup runs wgmma m64n64k16 with the weights as A (two 64-row halves) and x as B, so the
 //     tokens are the MMA's N, and releases a stage (`empty`) once the products reading it have completed.
@@ -15,14 +15,14 @@
 //     cluster barrier block r sums a slice of the tile over every block, in rank order, through distributed shared
 //     memory: deterministic, with no partials in global memory. The split count depends on the shape only
 //     (skinnyGemmSplits), so a row's result does not depend on how many rows the step has.
-// - A grid of more blocks than the device holds at one a multiprocessor (Qwen3-4B's gated gate|up: 152 column blocks
-//   on 132 multiprocessors) runs stages of one 64-k panel, not two, so that two blocks fit a multiprocessor and the
-//   whole grid streams at once instead of leaving 20 blocks to a second wave. The products' order over k is the same,
-//   so are the bits. H100, Qwen3-4B shape: an agent turn (64 new tokens over 2,000) 4.59-4.63 → 4.43-4.48 ms, decode
-//   steps at 32 rows 4.87-4.89 → 4.76-4.79 ms, at 64 level; at 16 rows one-panel stages read 4.32-4.37 against
-//   4.30 ms, hence kOnePanelMinRows (bench/results/cuda-skinny-two-a-multiprocessor-2026-11-23-pass37.md).
 //   - Gated (SwiGLU): a block's halves are 64 gate rows and the 64 up rows that pair with them, and its outputs are
 //     silu(gate) × up, rounded as launchSwiglu after a bf16 product would.
+// A grid of more blocks than the device holds at one a multiprocessor (Qwen3-4B's gated gate|up: 152 column blocks
+// on 132 multiprocessors) runs stages of one 64-k panel, not two, so that two blocks fit a multiprocessor and the
+// whole grid streams at once instead of leaving 20 blocks to a second wave. The products' order over k is the same,
+// so are the bits. H100, Qwen3-4B shape: an agent turn (64 new tokens over 2,000) 4.59-4.63 → 4.43-4.48 ms, decode
+// steps at 32 rows 4.87-4.89 → 4.76-4.79 ms, at 64 level; at 16 rows one-panel stages read 4.32-4.37 against
+// 4.30 ms, hence kOnePanelMinRows (bench/results/cuda-skinny-two-a-multiprocessor-2026-11-23-pass37.md).
 #include <cudaTypedefs.h>
 
 #include <algorithm>
