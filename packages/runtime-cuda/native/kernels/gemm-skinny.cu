@@ -7,8 +7,9 @@
 // bench/results/cuda-skinny-gemm-2026-11-22-pass24.md).
 // The block: a producer warp and one consumer warpgroup.
 //   - The producer's lane 0 loads each stage by TMA: 128 weight rows × 128 k (two 64-k panels, 128-byte swizzle;
-//     one panel in the layout below) and x's 64 rows × the same k (rows past M zero-filled), into one of kStages buffers; each stage's bytes
-//     complete its `full` mbarrier. Weights go to L2 as evict-first, x (read by every block) as evict-last.
+//     one panel in the layout below) and x's 64 rows × the same k (rows past M zero-filled), into one of kStages
+//     buffers; each stage's bytes complete its `full` mbarrier. Weights go to L2 as evict-first, x (read by every
+//     block) as evict-last.
 //   - The consumer warpgroup runs wgmma m64n64k16 with the weights as A (two 64-row halves) and x as B, so the
 //     tokens are the MMA's N, and releases a stage (`empty`) once the products reading it have completed.
 //   - Split-K over a thread-block cluster: each block leaves its f32 partial tile in its shared memory, and after a
