@@ -148,10 +148,13 @@ const CUtensorMap& Gemm::tensorMap(const bf16* base, int rows, int k, int boxRow
 
 void Gemm::runSkinny(const bf16* x, const bf16* w, bf16* y, int m, int outCols, int k, bool glu, cudaStream_t stream) {
   Plan& p = plan(m, outCols, k, false, glu);
-  if (p.skinnySplits == 0) p.skinnySplits = skinnyGemmSplits(outCols, k, glu);
+  if (p.skinnySplits == 0) {
+    p.skinnySplits = skinnyGemmSplits(outCols, k, glu);
+    p.skinnyOnePanel = skinnyGemmOnePanel(m, outCols, glu, p.skinnySplits);
+  }
   const CUtensorMap& xMap = tensorMap(x, m, k, kSkinnyMaxRows);
   const CUtensorMap& wMap = tensorMap(w, glu ? 2 * outCols : outCols, k, skinnyWeightBoxRows(glu));
-  launchSkinnyGemm(xMap, wMap, y, m, outCols, k, glu, p.skinnySplits, stream);
+  launchSkinnyGemm(xMap, wMap, y, m, outCols, k, glu, p.skinnySplits, p.skinnyOnePanel, stream);
 }
 
 void Gemm::runCublas(const Plan& p, const bf16* x, const bf16* w, void* y, cudaStream_t stream) {

@@ -77,8 +77,9 @@ class Gemm {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
-    int gemvRows = 0;      // GEMV shapes: outputs a block (gemvRowsPerBlock's default until tuned)
-    int skinnySplits = 0;  // skinny GEMM shapes: skinnyGemmSplits, asked on first use
+    int gemvRows = 0;             // GEMV shapes: outputs a block (gemvRowsPerBlock's default until tuned)
+    int skinnySplits = 0;         // skinny GEMM shapes: skinnyGemmSplits, asked on first use
+    bool skinnyOnePanel = false;  // and skinnyGemmOnePanel, with it
     bool tuned = false;
   };
   /** The plan of a shape; `swiglu` keys runSwiglu's products apart from plain ones. */

@@ -315,14 +315,17 @@ int skinnyGemmSplits(int outCols, int k, bool glu) {
   return 1;
 }
 
-void launchSkinnyGemm(const CUtensorMap& xMap, const CUtensorMap& wMap, bf16* y, int m, int outCols, int k, bool glu,
-                      int splits, cudaStream_t stream) {
-  const int columnBlocks = outCols / (glu ? kBlockRows / 2 : kBlockRows);
-  const dim3 grid(splits, columnBlocks);
-  // Clusters of the two-panel kernel the device holds at once (the same for both products' kernels).
+bool skinnyGemmOnePanel(int m, int outCols, bool glu, int splits) {
+  if (m < kOnePanelMinRows) return false;
+  // Clusters of the two-panel kernel the device holds at once (the same for the plain and the gated kernel).
   prepare<false, 2>();
   const int oneWave = residentClusters<skinnyGemmKernel<false, 2>>(dim3(splits, 1, 1), kThreads, sharedBytes(2));
-  const bool onePanel = m >= kOnePanelMinRows && columnBlocks > oneWave;
+  return outCols / (glu ? kBlockRows / 2 : kBlockRows) > oneWave;
+}
+
+void launchSkinnyGemm(const CUtensorMap& xMap, const CUtensorMap& wMap, bf16* y, int m, int outCols, int k, bool glu,
+                      int splits, bool onePanel, cudaStream_t stream) {
+  const dim3 grid(splits, outCols / (glu ? kBlockRows / 2 : kBlockRows));
   if (glu) {
     (onePanel ? launchWith<true, 1> : launchWith<true, 2>)(xMap, wMap, y, m, outCols, k, grid, splits, stream);
   } else {

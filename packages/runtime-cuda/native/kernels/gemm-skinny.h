@@ -42,11 +42,19 @@ int skinnyWeightBoxRows(bool glu);
 int skinnyGemmSplits(int outCols, int k, bool glu);
 
 /**
+ * Whether a product of m rows runs stages of one 64-k panel, two blocks a multiprocessor, rather than two panels at
+ * one: from 17 rows, where its grid of `splits` has more clusters than the device holds at one a multiprocessor. The
+ * bits are the same either way. A function of the shape, the row count and the device, made once per plan.
+ */
+bool skinnyGemmOnePanel(int m, int outCols, bool glu, int splits);
+
+/**
  * y[m][outCols] = x · wᵀ (w [outCols][k]), or with `glu` y[m][j] = silu(x · gate_jᵀ) × (x · up_jᵀ) for
  * w = gate|up [2 · outCols][k], rounded as launchSwiglu after a bf16 product would; xMap and wMap from
- * skinnyTensorMap, `splits` from skinnyGemmSplits. Within skinnyGemmSupports only.
+ * skinnyTensorMap, `splits` from skinnyGemmSplits, `onePanel` from skinnyGemmOnePanel. Within skinnyGemmSupports
+ * only.
  */
 void launchSkinnyGemm(const CUtensorMap& xMap, const CUtensorMap& wMap, bf16* y, int m, int outCols, int k, bool glu,
-                      int splits, cudaStream_t stream);
+                      int splits, bool onePanel, cudaStream_t stream);
 
 }  // namespace ferrum
