@@ -6,8 +6,11 @@
 // variable-length sections after the kv list (penalties, logit bias, allowed ids) through a header at a fixed
 // offset (SamplingArgs::sections).
 // Padded rows: token 0 at position 0, no KV write (slot -1), attending to one harmless kv entry, not sampled.
+// captureGraph, here, also captures the graphs of repeated eager steps (StepGraphs).
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <string>
 #include <vector>
 
 #include "cuda-check.h"
@@ -180,32 +183,41 @@ cudaGraphExec_t ModelRunner::decodeGraph(int bucket) {
   if (found != graphs_.end()) return found->second;
   // The staged step is replayed from its upload after capture, so the workspaces tuning writes hold nothing yet.
   tuneGemms(bucket);
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
   const int* upload = upload_.as<int>();
-  FERRUM_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-  cudaError_t status = cudaSuccess;
-  try {
+  cudaGraphExec_t exec = captureGraph("decode graph for batch " + std::to_string(bucket), [&] {
     AttentionPlan attention;
     attention.rows = bucket;
     attention.numSplits = graphSplits(bucket);
     attention.fuseRope = attentionFusesRope(config_.shape.numHeads, config_.shape.numKvHeads);  // rows: one token each
     runLayers(upload, bucket, attention);
     runHead(upload, bucket, false);
+  });
+  graphs_[bucket] = exec;  // nullptr: this bucket runs eagerly from now on
+  return exec;
+}
+
+cudaGraphExec_t ModelRunner::captureGraph(const std::string& what, const std::function<void()>& launches) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  FERRUM_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  cudaError_t status = cudaSuccess;
+  try {
+    launches();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "runtime-cuda: decode graph for batch %d not captured (%s); running it eagerly\n", bucket,
-                 e.what());
+    std::fprintf(stderr, "runtime-cuda: %s not captured (%s); running it eagerly\n", what.c_str(), e.what());
     status = cudaErrorStreamCaptureInvalidated;
   }
   const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
   if (status == cudaSuccess) status = ended;
   if (status == cudaSuccess) status = cudaGraphInstantiate(&exec, graph, 0);
+  // Uploaded now (stream-ordered), not by its first launch, which would pay for it inside a step.
+  if (status == cudaSuccess) status = cudaGraphUpload(exec, stream_);
   if (graph != nullptr) cudaGraphDestroy(graph);
   if (status != cudaSuccess) {
     cudaGetLastError();  // clear the sticky-free capture error so the eager run starts clean
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
     exec = nullptr;
   }
-  graphs_[bucket] = exec;  // nullptr: this bucket runs eagerly from now on
   return exec;
 }
 

@@ -64,6 +64,8 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   FERRUM_CUDA(cudaMemcpy(invFreq_.as(), config_.invFreq.data(), invFreq_.bytes(), cudaMemcpyHostToDevice));
   allocateWorkspaces();
   allocateKvPools();
+  const char* stepGraphs = std::getenv("FERRUM_CUDA_STEP_GRAPHS");
+  stepGraphsOn_ = !config_.enforceEager && (stepGraphs == nullptr || std::string(stepGraphs) != "0");
   // Decode-graph buckets: powers of two up to the most single-token rows a step can hold, and that bound.
   if (!config_.enforceEager) {
     const int most = std::min({config_.maxBatchSeqs, config_.maxSampleRows, config_.maxBatchTokens});

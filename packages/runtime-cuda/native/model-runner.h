@@ -9,13 +9,16 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "device-memory.h"
 #include "gemm.h"
 #include "model-shape.h"
+#include "step-graphs.h"
 #include "step-layout.h"
 #include "weight-plan.h"
 
@@ -116,6 +119,9 @@ class ModelRunner {
     for (const auto& entry : graphs_) count += entry.second != nullptr ? 1 : 0;
     return count;
   }
+  /** Eager steps replayed from a graph of their layout (StepGraphs), and such graphs captured so far. */
+  uint64_t stepGraphSteps() const { return stepGraphSteps_.load(std::memory_order_relaxed); }
+  uint64_t stepGraphsCaptured() const { return stepGraphsCaptured_.load(std::memory_order_relaxed); }
 
  private:
   void allocateWorkspaces();
@@ -129,6 +135,15 @@ class ModelRunner {
    * their residual and MLP output are rows 0 .. numSampled - 1 of sampledResidual_ and proj_.
    */
   void runHead(const int* upload, int numSampled, bool compact);
+  /** The staged step's launches one by one, each sized to the step (a graph-layout step runs its real rows only). */
+  void runEager(const int* upload);
+  /**
+   * Captures what `launches` enqueues on the stream into an executable graph without running it; null (and a line on
+   * stderr naming `what`) when capture or instantiation fails.
+   */
+  cudaGraphExec_t captureGraph(const std::string& what, const std::function<void()>& launches);
+  /** After an eager run of a layout that ran before: its graph for the next steps of that layout (StepGraphs). */
+  void captureStep(const int* upload);
   /** Decode-graph bucket for `numSeqs` single-token rows, or 0 when graphs are off or it is too large. */
   int graphBucket(int numSeqs) const;
   /** Pack a pure-decode step at the fixed offsets of its bucket's graph; false when it does not fit one. */
@@ -206,8 +221,12 @@ class ModelRunner {
   std::unique_ptr<Gemm> gemm_;
   std::vector<int> buckets_;                      // ascending decode-graph batch sizes
   std::map<int, cudaGraphExec_t> graphs_;         // bucket -> executable graph (nullptr: capture failed)
+  bool stepGraphsOn_ = false;                     // replay repeated eager layouts (StepGraphs)
+  StepGraphs stepGraphs_;
   // Written by the worker thread, read by Info on the JS thread.
   std::atomic<uint64_t> graphSteps_{0};
+  std::atomic<uint64_t> stepGraphSteps_{0};
+  std::atomic<uint64_t> stepGraphsCaptured_{0};
   std::atomic<uint64_t> clusterMergedLaunches_{0};
   std::atomic<uint64_t> gpuStepNanos_{0};
 };

@@ -267,6 +267,8 @@ Napi::Value NativeExecutor::Info(const Napi::CallbackInfo& info) {
   out.Set("graphSteps", Napi::Number::New(env, static_cast<double>(runner_->graphSteps())));
   out.Set("clusterMergedLaunches", Napi::Number::New(env, static_cast<double>(runner_->clusterMergedLaunches())));
   out.Set("graphsCaptured", Napi::Number::New(env, static_cast<double>(runner_->graphsCaptured())));
+  out.Set("stepGraphSteps", Napi::Number::New(env, static_cast<double>(runner_->stepGraphSteps())));
+  out.Set("stepGraphsCaptured", Napi::Number::New(env, static_cast<double>(runner_->stepGraphsCaptured())));
   out.Set("spinWait", Napi::Boolean::New(env, runner_->spinWait()));
   out.Set("gpuStepSeconds", Napi::Number::New(env, static_cast<double>(runner_->gpuStepNanos()) / 1e9));
   return out;

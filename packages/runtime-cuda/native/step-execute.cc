@@ -4,7 +4,8 @@
 //   o_proj GEMM → add+RMSNorm → gate|up GEMM → SwiGLU (one fused GEMV at 1–8 rows) → down GEMM; then the final
 //   norm for the sampled rows only, lm_head (f32 logits), host logits for the rows that asked, and device sampling.
 // An eager step that samples fewer rows than it runs takes the last layer past its KV write for the sampled rows
-// only (AttentionPlan::sampledRowsOnlyInLastLayer).
+// only (AttentionPlan::sampledRowsOnlyInLastLayer); an eager step whose layout ran before replays its graph
+// (StepGraphs).
 #include <algorithm>
 #include <cmath>
 
@@ -23,30 +24,21 @@ void ModelRunner::launch(int staged) {
   running_ = staged;
   StagedStep& step = staged_[staged];
   const StepLayout& L = step.layout;
-  const ModelShape& s = config_.shape;
   FERRUM_CUDA(cudaEventRecord(step.start, stream_));
   FERRUM_CUDA(cudaMemcpyAsync(upload_.as(), step.upload.as(), L.words * 4, cudaMemcpyHostToDevice, stream_));
   const int* upload = upload_.as<int>();
   cudaGraphExec_t graph = L.graphBucket > 0 ? decodeGraph(L.graphBucket) : nullptr;
+  const bool stepGraph = stepGraphsOn_ && L.graphBucket == 0;
+  const StepGraphs::Graph* replay = stepGraph ? stepGraphs_.find(L) : nullptr;
   if (graph != nullptr) {
     FERRUM_CUDA(cudaGraphLaunch(graph, stream_));
     graphSteps_.fetch_add(1, std::memory_order_relaxed);
+  } else if (replay != nullptr && replay->exec != nullptr) {
+    FERRUM_CUDA(cudaGraphLaunch(replay->exec, stream_));
+    stepGraphSteps_.fetch_add(1, std::memory_order_relaxed);
+    clusterMergedLaunches_.fetch_add(replay->clusterMerged, std::memory_order_relaxed);
   } else {
-    // Eager: every launch sized to this step (a graph-layout step runs its real rows only).
-    const SplitChoice splits =
-        chooseSplits(L.numDecodeRows, s.numHeads, s.numKvHeads, L.maxKvLen, numSms_, partialRowSplits());
-    AttentionPlan attention;
-    attention.rows = L.numDecodeRows;
-    attention.rowList = L.numPrefillTiles > 0 ? upload + L.decodeRows : nullptr;
-    attention.numSplits = splits.numSplits;
-    attention.splitSize = splits.splitSize;
-    attention.numTiles = L.numPrefillTiles;
-    attention.tileSplits = choosePrefillSplits(L.numPrefillTiles, s.numHeads, L.maxPrefillKvLen, L.numTokens, numSms_,
-                                               partialRowSplits());
-    attention.tiles = upload + L.prefillTiles;
-    attention.sampledRowsOnlyInLastLayer = L.numSampled < L.numTokens;
-    if (L.numTokens > 0) runLayers(upload, L.numTokens, attention);
-    if (L.numSampled > 0) runHead(upload, L.numSampled, attention.sampledRowsOnlyInLastLayer);
+    runEager(upload);
   }
   if (L.sampling && L.numSampled > 0) {
     FERRUM_CUDA(cudaMemcpyAsync(step.output.as(), output_.as(), topIdsWord() * sizeof(int), cudaMemcpyDeviceToHost,
@@ -61,6 +53,37 @@ void ModelRunner::launch(int staged) {
   }
   FERRUM_CUDA(cudaEventRecord(step.end, stream_));
   FERRUM_CUDA(cudaEventRecord(step.done, stream_));
+  // After the step's own work and events are enqueued, so the capture's host time overlaps that work.
+  if (stepGraph && replay == nullptr && stepGraphs_.ranBefore(L)) captureStep(upload);
+}
+
+void ModelRunner::runEager(const int* upload) {
+  const StepLayout& L = staged_[running_].layout;
+  const ModelShape& s = config_.shape;
+  const SplitChoice splits =
+      chooseSplits(L.numDecodeRows, s.numHeads, s.numKvHeads, L.maxKvLen, numSms_, partialRowSplits());
+  AttentionPlan attention;
+  attention.rows = L.numDecodeRows;
+  attention.rowList = L.numPrefillTiles > 0 ? upload + L.decodeRows : nullptr;
+  attention.numSplits = splits.numSplits;
+  attention.splitSize = splits.splitSize;
+  attention.numTiles = L.numPrefillTiles;
+  attention.tileSplits = choosePrefillSplits(L.numPrefillTiles, s.numHeads, L.maxPrefillKvLen, L.numTokens, numSms_,
+                                             partialRowSplits());
+  attention.tiles = upload + L.prefillTiles;
+  attention.sampledRowsOnlyInLastLayer = L.numSampled < L.numTokens;
+  if (L.numTokens > 0) runLayers(upload, L.numTokens, attention);
+  if (L.numSampled > 0) runHead(upload, L.numSampled, attention.sampledRowsOnlyInLastLayer);
+}
+
+void ModelRunner::captureStep(const int* upload) {
+  // The capture counts the cluster-merged launches it records, though none runs: they count when the graph replays.
+  const uint64_t before = clusterMergedLaunches_.load(std::memory_order_relaxed);
+  cudaGraphExec_t exec = captureGraph("graph of a repeated step", [&] { runEager(upload); });
+  const uint64_t merged = clusterMergedLaunches_.load(std::memory_order_relaxed) - before;
+  clusterMergedLaunches_.fetch_sub(merged, std::memory_order_relaxed);
+  stepGraphs_.insert(staged_[running_].layout, exec, merged);
+  if (exec != nullptr) stepGraphsCaptured_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void ModelRunner::finish(int staged) {

@@ -181,6 +181,8 @@ void ModelRunner::stagePacked(const StepView& v, StepLayout& L, int* words) {
   L.hostLogitRows.clear();
   if (!v.hasSampling) {
     for (size_t r = 0; r < S; r++) L.hostLogitRows.push_back(static_cast<int>(r));
+    // Unused, but part of the layout that StepGraphs compares: nothing left from the area's previous step.
+    L.rowFloats = L.rowInts = L.adjOffsets = L.allowedOffsets = L.samplingSections = 0;
   } else {
     for (size_t r = 0; r < S; r++) {
       if (v.rowInts.data[4 * r + 3] & kSampleSkip) L.hostLogitRows.push_back(static_cast<int>(r));

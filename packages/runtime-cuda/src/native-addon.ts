@@ -123,6 +123,13 @@ export interface NativeExecutorInfo {
   /** Decode graphs captured so far (one per batch-size bucket used). */
   readonly graphsCaptured: number;
   /**
+   * Steps outside the decode graphs replayed from a graph of their layout, captured the second time a layout ran
+   * (repeated prompt lengths, agent turns over one prefix; off with enforceEager or FERRUM_CUDA_STEP_GRAPHS=0).
+   */
+  readonly stepGraphSteps: number;
+  /** Graphs of repeated step layouts captured so far (at most 32 kept at once, least recently used evicted). */
+  readonly stepGraphsCaptured: number;
+  /**
    * GPU time of all forward steps so far, in seconds: CUDA events around each step's stream work (upload,
    * kernels, output copies). Against wall time it separates device time from host overhead.
    */
