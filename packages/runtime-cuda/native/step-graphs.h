@@ -3,8 +3,8 @@
 // run before, the launches are captured once into a graph and later steps of that layout replay it. The launches are
 // the same kernels with the same arguments, so the results are the same bits; their contents (tokens, slots,
 // sampling rows) come from the upload as before. On the H100 (Qwen3-4B shape, dummy weights) a 512-token prefill
-// took 7.45-7.51 ms of GPU time eager and 7.24-7.28 replayed, an agent turn (64 new tokens over 2,000 cached)
-// 4.43-4.47 and 4.29-4.31 (bench/results/cuda-step-graphs-2026-11-23-pass38.md). Repeated layouts are common
+// took 7.48-7.57 ms of GPU time eager and 7.20-7.25 replayed, an agent turn (64 new tokens over 2,000 cached)
+// 4.41-4.49 and 4.28-4.32 (bench/results/cuda-step-graphs-2026-11-23-pass38.md). Repeated layouts are common
 // where requests share a shape: prompts of one length, agent turns over one system prompt.
 #pragma once
 
