@@ -78,6 +78,12 @@ class ModelRunner {
   int stage(const StepView& view, bool afterInFlight);
   /** Worker thread: enqueue the step staged in `staged` on the stream (its outputs to pinned host memory). */
   void launch(int staged);
+  /**
+   * Worker thread, after launch() and after the wait for that step has gone to the completion thread: when the
+   * launched step's layout had run before, capture its graph for the steps of that layout after it (StepGraphs), so
+   * that the capture's host time stays out of the launched step's result.
+   */
+  void captureRepeatedStep();
   /** Completion thread: wait for the launched step of `staged`; its outputs are then in pinned host memory. */
   void finish(int staged);
   /** launch, then finish. */
@@ -142,8 +148,6 @@ class ModelRunner {
    * stderr naming `what`) when capture or instantiation fails.
    */
   cudaGraphExec_t captureGraph(const std::string& what, const std::function<void()>& launches);
-  /** After an eager run of a layout that ran before: its graph for the next steps of that layout (StepGraphs). */
-  void captureStep(const int* upload);
   /** Decode-graph bucket for `numSeqs` single-token rows, or 0 when graphs are off or it is too large. */
   int graphBucket(int numSeqs) const;
   /** Pack a pure-decode step at the fixed offsets of its bucket's graph; false when it does not fit one. */
@@ -204,7 +208,12 @@ class ModelRunner {
   };
   StagedStep staged_[2];
   int nextStaged_ = 0;  // JS thread
-  int running_ = 0;     // worker thread: the staged step execute() runs
+  // Worker thread: the layout runEager, runLayers and runHead launch (the launched step's, or captureLayout_).
+  const StepLayout* layout_ = nullptr;
+  // A repeated layout's capture, left by launch() for captureRepeatedStep(): a copy, since the JS thread may stage a
+  // new step into that area once the launched one completes.
+  StepLayout captureLayout_;
+  bool capturePending_ = false;
   // The last staged step's samples, for the next step's previous tokens: count, and which the device drew.
   int lastNumSampled_ = 0;
   std::vector<char> lastDeviceSampled_;

@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 #include <utility>
 #include <vector>
 
@@ -122,13 +124,13 @@ bool attempt(Completion* completion, const std::function<void()>& task) {
 
 void NativeExecutor::submit(Napi::Env env, Napi::Promise::Deferred deferred, std::function<void()> work,
                             std::function<void()> wait, std::function<Napi::Value(Napi::Env)> value,
-                            bool isForward) {
+                            bool isForward, std::function<void()> after) {
   if (pending_++ == 0) {
     Ref();
     completions_.Ref(env);
   }
   auto* completion = new Completion{deferred, std::move(value), isForward, {}, {}};
-  queue_->push([this, completion, work = std::move(work), wait = std::move(wait)]() mutable {
+  queue_->push([this, completion, work = std::move(work), wait = std::move(wait), after = std::move(after)]() mutable {
     const bool launched = attempt(completion, work);
     // The wait goes to the completion thread, so the worker is free to launch a step queued behind this one.
     waiter_->push([this, completion, launched, wait = std::move(wait)] {
@@ -136,6 +138,13 @@ void NativeExecutor::submit(Napi::Env env, Napi::Promise::Deferred deferred, std
       settled_.fetch_add(1, std::memory_order_release);
       completions_.BlockingCall(completion, [this](Napi::Env env, Napi::Function, Completion* c) { complete(env, c); });
     });
+    if (launched && after) {
+      try {
+        after();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "runtime-cuda: %s\n", e.what());
+      }
+    }
   });
 }
 
@@ -173,7 +182,8 @@ Napi::Value NativeExecutor::Forward(const Napi::CallbackInfo& info) {
   forwardsInFlight_++;
   ModelRunner* runner = runner_.get();
   submit(env, deferred, [runner, staged] { runner->launch(staged); }, [runner, staged] { runner->finish(staged); },
-         [this, staged](Napi::Env e) { return forwardResult(e, staged); }, true);
+         [this, staged](Napi::Env e) { return forwardResult(e, staged); }, true,
+         [runner] { runner->captureRepeatedStep(); });
   return deferred.Promise();
 }
 

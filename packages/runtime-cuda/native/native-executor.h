@@ -40,10 +40,11 @@ class NativeExecutor : public Napi::ObjectWrap<NativeExecutor> {
   Napi::Value forwardResult(Napi::Env env, int staged);
   /**
    * Queue `work` on the worker, then `wait` on the completion thread (either may be empty); the promise of
-   * `deferred` settles, in submission order, with `value(env)` or the error either threw.
+   * `deferred` settles, in submission order, with `value(env)` or the error either threw. `after` (optional) runs on
+   * the worker once the wait has gone to the completion thread, outside the promise: its errors are logged.
    */
   void submit(Napi::Env env, Napi::Promise::Deferred deferred, std::function<void()> work, std::function<void()> wait,
-              std::function<Napi::Value(Napi::Env)> value, bool isForward);
+              std::function<Napi::Value(Napi::Env)> value, bool isForward, std::function<void()> after = nullptr);
   void complete(Napi::Env env, Completion* completion);
   void shutDown();
 

@@ -21,9 +21,9 @@ size_t ModelRunner::partialRowSplits() const {
 
 void ModelRunner::launch(int staged) {
   FERRUM_CUDA(cudaSetDevice(config_.device));
-  running_ = staged;
   StagedStep& step = staged_[staged];
   const StepLayout& L = step.layout;
+  layout_ = &L;
   FERRUM_CUDA(cudaEventRecord(step.start, stream_));
   FERRUM_CUDA(cudaMemcpyAsync(upload_.as(), step.upload.as(), L.words * 4, cudaMemcpyHostToDevice, stream_));
   const int* upload = upload_.as<int>();
@@ -53,12 +53,14 @@ void ModelRunner::launch(int staged) {
   }
   FERRUM_CUDA(cudaEventRecord(step.end, stream_));
   FERRUM_CUDA(cudaEventRecord(step.done, stream_));
-  // After the step's own work and events are enqueued, so the capture's host time overlaps that work.
-  if (stepGraph && replay == nullptr && stepGraphs_.ranBefore(L)) captureStep(upload);
+  if (stepGraph && replay == nullptr && stepGraphs_.ranBefore(L)) {
+    captureLayout_ = L;  // no allocation unless the step has host-logit rows
+    capturePending_ = true;
+  }
 }
 
 void ModelRunner::runEager(const int* upload) {
-  const StepLayout& L = staged_[running_].layout;
+  const StepLayout& L = *layout_;
   const ModelShape& s = config_.shape;
   const SplitChoice splits =
       chooseSplits(L.numDecodeRows, s.numHeads, s.numKvHeads, L.maxKvLen, numSms_, partialRowSplits());
@@ -76,13 +78,17 @@ void ModelRunner::runEager(const int* upload) {
   if (L.numSampled > 0) runHead(upload, L.numSampled, attention.sampledRowsOnlyInLastLayer);
 }
 
-void ModelRunner::captureStep(const int* upload) {
+void ModelRunner::captureRepeatedStep() {
+  if (!capturePending_) return;
+  capturePending_ = false;
+  FERRUM_CUDA(cudaSetDevice(config_.device));
+  layout_ = &captureLayout_;
   // The capture counts the cluster-merged launches it records, though none runs: they count when the graph replays.
   const uint64_t before = clusterMergedLaunches_.load(std::memory_order_relaxed);
-  cudaGraphExec_t exec = captureGraph("graph of a repeated step", [&] { runEager(upload); });
+  cudaGraphExec_t exec = captureGraph("graph of a repeated step", [this] { runEager(upload_.as<int>()); });
   const uint64_t merged = clusterMergedLaunches_.load(std::memory_order_relaxed) - before;
   clusterMergedLaunches_.fetch_sub(merged, std::memory_order_relaxed);
-  stepGraphs_.insert(staged_[running_].layout, exec, merged);
+  stepGraphs_.insert(captureLayout_, exec, merged);
   if (exec != nullptr) stepGraphsCaptured_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -97,7 +103,7 @@ void ModelRunner::finish(int staged) {
 
 void ModelRunner::runLayers(const int* upload, int numTokens, const AttentionPlan& plan) {
   const ModelShape& s = config_.shape;
-  const StepLayout& L = staged_[running_].layout;
+  const StepLayout& L = *layout_;
   const int T = numTokens;
   bf16* residual = residual_.as<bf16>();
   bf16* hidden = hidden_.as<bf16>();
@@ -215,7 +221,7 @@ void ModelRunner::runLayerTail(const LayerOffsets& w, bf16* residual, int rows) 
 
 void ModelRunner::runHead(const int* upload, int numSampled, bool compact) {
   const ModelShape& s = config_.shape;
-  const StepLayout& L = staged_[running_].layout;
+  const StepLayout& L = *layout_;
   const int S = numSampled;
   const size_t V = static_cast<size_t>(s.vocabSize);
   // The last MLP output joins the residual only for the rows that are sampled (already gathered when compact).

@@ -1,6 +1,7 @@
 // Eager steps replayed as CUDA graphs. A step that is not a decode-graph step launches ~300 kernels one by one; when
 // a step of the same layout (every StepLayout field the launches read: counts, upload offsets, host-logit rows) has
-// run before, the launches are captured once into a graph and later steps of that layout replay it. The launches are
+// run before, the launches are captured once into a graph (ModelRunner::captureRepeatedStep, on the worker thread
+// after the step's wait has gone to the completion thread) and later steps of that layout replay it. The launches are
 // the same kernels with the same arguments, so the results are the same bits; their contents (tokens, slots,
 // sampling rows) come from the upload as before. On the H100 (Qwen3-4B shape, dummy weights) a 512-token prefill
 // took 7.48-7.57 ms of GPU time eager and 7.20-7.25 replayed, an agent turn (64 new tokens over 2,000 cached)
@@ -23,8 +24,8 @@ bool sameLaunches(const StepLayout& a, const StepLayout& b);
 /**
  * The executable graphs of eager step layouts, at most kMaxGraphs, least recently used evicted; a layout is captured
  * the second time it runs (its first run may be its only one). A capture holds the worker thread ~4 ms on the H100
- * (Qwen3-4B: 36 layers), so the cache is large enough that a workload cycling through a few dozen repeated layouts
- * does not capture again and again. Worker thread only.
+ * (Qwen3-4B: 36 layers), delaying the launch of the step after it, so the cache is large enough that a workload
+ * cycling through a few dozen repeated layouts does not capture again and again. Worker thread only.
  */
 class StepGraphs {
  public:
