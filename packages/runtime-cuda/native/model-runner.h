@@ -141,7 +141,7 @@ class ModelRunner {
    * their residual and MLP output are rows 0 .. numSampled - 1 of sampledResidual_ and proj_.
    */
   void runHead(const int* upload, int numSampled, bool compact);
-  /** The staged step's launches one by one, each sized to the step (a graph-layout step runs its real rows only). */
+  /** The launches of the step at layout_ one by one, each sized to it (a graph-layout step runs its real rows only). */
   void runEager(const int* upload);
   /**
    * Captures what `launches` enqueues on the stream into an executable graph without running it; null (and a line on

@@ -65,9 +65,4 @@ void StepGraphs::insert(const StepLayout& layout, cudaGraphExec_t exec, uint64_t
   slot->lastUse = ++clock_;
 }
 
-size_t StepGraphs::size() const {
-  return static_cast<size_t>(
-      std::count_if(graphs_.begin(), graphs_.end(), [](const Graph& g) { return g.exec != nullptr; }));
-}
-
 }  // namespace ferrum

@@ -51,8 +51,6 @@ class StepGraphs {
   bool ranBefore(const StepLayout& layout);
   /** Keeps `exec` (owned from now on) for `layout`, evicting the least recently used graph when full. */
   void insert(const StepLayout& layout, cudaGraphExec_t exec, uint64_t clusterMerged);
-  /** Graphs held (captures that failed not counted). */
-  size_t size() const;
 
  private:
   std::vector<Graph> graphs_;
