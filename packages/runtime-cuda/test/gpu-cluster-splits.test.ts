@@ -8,7 +8,7 @@ import { buildBatch, range } from '@ferrum/models/testing';
 import { seededRandom } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type CudaModelExecutor, createCudaBackend } from '../src/index.js';
-import { cudaAvailability, dummyQwen3Dir, loadCuda, prefillInSteps } from './support.js';
+import { cudaAvailability, differingBits, dummyQwen3Dir, loadCuda, prefillInSteps } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 const capabilities = available ? await createCudaBackend().probe() : null;
@@ -68,9 +68,7 @@ describe.skipIf(!hopper)(
           const [cluster, combine] = [clustered.logits, combined.logits];
           expect(cluster.length).toBe(chunk * vocab);
           expect(cluster.some((v) => v !== 0)).toBe(true);
-          let differing = 0;
-          for (let i = 0; i < cluster.length; i++) if (!Object.is(cluster[i], combine[i])) differing++;
-          expect(differing).toBe(0);
+          expect(differingBits(cluster, combine)).toBe(0);
         });
       },
     );

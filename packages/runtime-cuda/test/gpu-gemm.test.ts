@@ -11,7 +11,7 @@ import { seededRandom } from '@ferrum/types';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bf16Value } from '../src/bf16.js';
 import { loadNativeAddon, type NativeAddon, type NativeGemmPath } from '../src/native-addon.js';
-import { cudaAvailability, randomBf16 } from './support.js';
+import { cudaAvailability, differingBits, randomBf16 } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 const addon: NativeAddon | null = available ? loadNativeAddon().addon : null;
@@ -181,15 +181,9 @@ function repeatRows(x: Uint16Array, rows: number, k: number, m: number): Uint16A
 function rowsMatchRepeated(got: Float32Array, base: Float32Array, rows: number, cols: number): number | null {
   for (let r = 0; r < got.length / cols; r++) {
     const at = (r % rows) * cols;
-    if (!sameBits(got.subarray(r * cols, (r + 1) * cols), base.subarray(at, at + cols))) return r;
+    if (differingBits(got.subarray(r * cols, (r + 1) * cols), base.subarray(at, at + cols)) > 0) return r;
   }
   return null;
-}
-
-function sameBits(a: Float32Array, b: Float32Array): boolean {
-  const wa = new Uint32Array(a.buffer, a.byteOffset, a.length);
-  const wb = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  return wa.length === wb.length && wa.every((word, i) => word === wb[i]);
 }
 
 describe.skipIf(!addon)(
@@ -227,9 +221,10 @@ describe.skipIf(!addon)(
             const first = run(base!, c, m, n, k, outF32);
             for (const path of [base!, ...others]) {
               const again = run(path, c, m, n, k, outF32, 3);
-              expect(sameBits(first, again), `${path} against ${base}, ${m} rows, outF32 ${outF32}`).toBe(
-                true,
-              );
+              expect(
+                differingBits(first, again),
+                `${path} against ${base}, ${m} rows, outF32 ${outF32}`,
+              ).toBe(0);
             }
           }
         }
@@ -255,7 +250,7 @@ describe.skipIf(!addon)(
         expect(mismatches(all, c.reference, false)).toBe('none');
         for (const m of [9, 33, 64]) {
           const got = run('skinny', c, m, n, k, false, 3);
-          expect(sameBits(got, all.subarray(0, m * n)), `${m} rows`).toBe(true);
+          expect(differingBits(got, all.subarray(0, m * n)), `${m} rows`).toBe(0);
         }
       });
 
@@ -314,7 +309,7 @@ describe.skipIf(!addon)(
           const got = addon!.runGemm(path, c.x.subarray(0, m * k), c.w, m, n, k, false, 0, 0).output;
           expect(swigluMismatches(got, reference, m, inter), path).toBe('none');
           first ??= got;
-          expect(sameBits(got, first), path).toBe(true);
+          expect(differingBits(got, first), path).toBe(0);
         }
       });
 

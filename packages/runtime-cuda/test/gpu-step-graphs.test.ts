@@ -8,7 +8,7 @@ import { buildBatch, range, type SeqStep } from '@ferrum/models/testing';
 import { seededRandom } from '@ferrum/types';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CudaModelExecutor } from '../src/index.js';
-import { cudaAvailability, dummyQwen3Dir, loadCuda, tinyModels } from './support.js';
+import { cudaAvailability, differingBits, dummyQwen3Dir, loadCuda, tinyModels } from './support.js';
 
 const { available, reason } = await cudaAvailability();
 
@@ -64,12 +64,7 @@ describe.skipIf(!available)(
       const expectSameBits = (logits: Float32Array[]) => {
         const [reference, ...others] = logits;
         expect(reference.some((v) => v !== 0)).toBe(true);
-        for (const other of others) {
-          expect(other.length).toBe(reference.length);
-          let differing = 0;
-          for (let i = 0; i < reference.length; i++) if (!Object.is(reference[i], other[i])) differing++;
-          expect(differing).toBe(0);
-        }
+        for (const other of others) expect(differingBits(reference, other)).toBe(0);
       };
 
       it('replays a prompt length from its third step, with the K/V the next chunk reads', async () => {

@@ -66,6 +66,15 @@ export function randomBf16(count: number, random: () => number, lo: number, hi: 
   return bits;
 }
 
+/** How many elements of `a` and `b` differ in their bits (a length difference counts as that many). */
+export function differingBits(a: Float32Array, b: Float32Array): number {
+  const wa = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const wb = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  let differing = Math.abs(wa.length - wb.length);
+  for (let i = 0; i < Math.min(wa.length, wb.length); i++) if (wa[i] !== wb[i]) differing++;
+  return differing;
+}
+
 /**
  * Prefills `tokens` of one sequence into slots firstSlot.. in steps of at most TEST_MAX_BATCH_TOKENS, each a chunk over
  * the prefix cached before it, sampling nothing.
