@@ -14,9 +14,10 @@ auto launchFields(const StepLayout& l) {
                   l.allowedOffsets, l.samplingSections, l.decodeRows, l.prefillTiles, l.hostLogitRows);
 }
 
-}  // namespace
-
+// Whether two layouts launch the same kernels with the same arguments.
 bool sameLaunches(const StepLayout& a, const StepLayout& b) { return launchFields(a) == launchFields(b); }
+
+}  // namespace
 
 StepGraphs::StepGraphs() {
   graphs_.reserve(kMaxGraphs);

@@ -18,9 +18,6 @@
 
 namespace ferrum {
 
-/** Whether two layouts launch the same kernels with the same arguments (everything but the upload's length). */
-bool sameLaunches(const StepLayout& a, const StepLayout& b);
-
 /**
  * The executable graphs of eager step layouts, at most kMaxGraphs, least recently used evicted; a layout is captured
  * the second time it runs (its first run may be its only one). A capture holds the worker thread ~4 ms on the H100
