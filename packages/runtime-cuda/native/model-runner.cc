@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "cuda-check.h"
+#include "env-switch.h"
 #include "kernels/head-dims.h"
 
 namespace ferrum {
@@ -32,8 +32,7 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   FERRUM_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, config_.device));
   // Programmatic dependent launch (kernels/launch.cuh) needs Hopper; FERRUM_CUDA_PDL=0 turns it off, to
   // measure what it brings or to rule it out.
-  const char* pdl = std::getenv("FERRUM_CUDA_PDL");
-  setProgrammaticLaunch(major >= 9 && (pdl == nullptr || std::string(pdl) != "0"));
+  setProgrammaticLaunch(major >= 9 && switchedOn("FERRUM_CUDA_PDL"));
   prefillWgmma_ = prefillWgmmaAvailable(config_.device);
   prefillClusterSplits_ = prefillClusterSplitsAvailable(config_.device);
   if (prefillAttentionSupportsHeadDim(s.headDim)) {
@@ -64,8 +63,7 @@ ModelRunner::ModelRunner(RunnerConfig config) : config_(std::move(config)) {
   FERRUM_CUDA(cudaMemcpy(invFreq_.as(), config_.invFreq.data(), invFreq_.bytes(), cudaMemcpyHostToDevice));
   allocateWorkspaces();
   allocateKvPools();
-  const char* stepGraphs = std::getenv("FERRUM_CUDA_STEP_GRAPHS");
-  stepGraphsOn_ = !config_.enforceEager && (stepGraphs == nullptr || std::string(stepGraphs) != "0");
+  stepGraphsOn_ = !config_.enforceEager && switchedOn("FERRUM_CUDA_STEP_GRAPHS");
   // Decode-graph buckets: powers of two up to the most single-token rows a step can hold, and that bound.
   if (!config_.enforceEager) {
     const int most = std::min({config_.maxBatchSeqs, config_.maxSampleRows, config_.maxBatchTokens});

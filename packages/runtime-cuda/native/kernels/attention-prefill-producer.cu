@@ -26,10 +26,9 @@
 // (bench/results/cuda-cluster-splits-2026-11-22-pass19.md).
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
+#include "../env-switch.h"
 #include "attention-prefill-wgmma.cuh"
 #include "attention-prefill.h"
 #include "cluster.cuh"
@@ -276,8 +275,7 @@ int clusterSplits(const PrefillAttentionArgs& args, long clusters, Resident resi
 }  // namespace
 
 bool prefillClusterSplitsAvailable(int device) {
-  const char* setting = std::getenv("FERRUM_CUDA_CLUSTER_SPLITS");
-  return prefillWgmmaAvailable(device) && (setting == nullptr || std::string(setting) != "0");
+  return prefillWgmmaAvailable(device) && switchedOn("FERRUM_CUDA_CLUSTER_SPLITS");
 }
 
 bool launchPrefillAttentionProducer(const PrefillAttentionArgs& args, cudaStream_t stream) {

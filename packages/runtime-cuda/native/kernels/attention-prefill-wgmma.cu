@@ -15,9 +15,8 @@
 // barrier each step.
 // Launched only where prefillWgmmaAvailable says so; other builds and devices run the mma.sync kernel.
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 
+#include "../env-switch.h"
 #include "attention-prefill-wgmma.cuh"
 #include "attention-prefill.h"
 
@@ -111,9 +110,7 @@ using SharedGather =
 }  // namespace
 
 bool prefillWgmmaAvailable(int device) {
-  const char* setting = std::getenv("FERRUM_CUDA_WGMMA");
-  if (setting != nullptr && std::string(setting) == "0") return false;
-  return hopperKernelsBuilt(device);
+  return switchedOn("FERRUM_CUDA_WGMMA") && hopperKernelsBuilt(device);
 }
 
 bool prefillWgmmaSupportsHeadDim(int headDim) { return headDim == 64 || headDim == 128; }

@@ -27,10 +27,10 @@
 #include <cudaTypedefs.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "../cuda-check.h"
+#include "../env-switch.h"
 #include "../native-error.h"
 #include "bf16-vec.cuh"
 #include "cluster.cuh"
@@ -272,9 +272,7 @@ PFN_cuTensorMapEncodeTiled_v12000 encodeTiled() {
 }  // namespace
 
 bool skinnyGemmAvailable(int device) {
-  const char* setting = std::getenv("FERRUM_CUDA_SKINNY_GEMM");
-  if (setting != nullptr && std::string(setting) == "0") return false;
-  return hopperKernelsBuilt(device);
+  return switchedOn("FERRUM_CUDA_SKINNY_GEMM") && hopperKernelsBuilt(device);
 }
 
 bool skinnyGemmSupports(const bf16* x, const bf16* w, const void* y, int m, int outCols, int k, bool outF32, bool glu) {
