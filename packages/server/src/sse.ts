@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { toOpenAIError } from './openai-error.js';
 
@@ -10,25 +10,56 @@ export function sseData(payload: unknown): string {
 const DONE = 'data: [DONE]\n\n';
 
 /**
- * Stream `events` (JSON payloads) as OpenAI-style SSE, ending with `data: [DONE]`. Piping gives
- * backpressure: a slow client slows its own request, never the engine's other streams. An error after
- * the headers went out is sent as an `{ error }` event (the OpenAI client raises it).
+ * Stream `events` (JSON payloads) as OpenAI-style SSE, ending with `data: [DONE]`; resolves when the
+ * response has ended or the client has gone.
+ *
+ * The headers go out at once, before the first event, as vLLM's do: a client sets its response up while the
+ * first step runs, not after the first token. Events are written to the socket as they come; a write that
+ * fills the socket's buffer waits for it to drain, so a slow client slows its own request, never the
+ * engine's other streams. An error after the headers went out is sent as an `{ error }` event (the OpenAI
+ * client raises it).
  */
-export function sendSse(
+export async function sendSse(
   reply: FastifyReply,
   events: AsyncIterable<unknown>,
   retryAfterSeconds: number,
-): FastifyReply {
-  async function* lines(): AsyncGenerator<string> {
-    try {
-      for await (const event of events) yield sseData(event);
-    } catch (error) {
-      yield sseData(toOpenAIError(error, retryAfterSeconds).toBody());
-    }
-    yield DONE;
-  }
+): Promise<void> {
+  // Fastify would send the headers only with the first chunk of a piped stream.
+  reply.hijack();
+  const res = reply.raw;
   reply.header('content-type', 'text/event-stream; charset=utf-8');
   reply.header('cache-control', 'no-cache');
   reply.header('x-accel-buffering', 'no');
-  return reply.send(Readable.from(lines(), { objectMode: false }));
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) res.setHeader(name, value);
+  }
+  res.writeHead(reply.statusCode);
+  res.flushHeaders();
+  try {
+    for await (const event of events) {
+      if (!(await write(res, sseData(event)))) return;
+    }
+  } catch (error) {
+    if (!(await write(res, sseData(toOpenAIError(error, retryAfterSeconds).toBody())))) return;
+  }
+  res.end(DONE);
+}
+
+/** Write `text`; once the socket's buffer is full, wait for it to drain. False when the client has gone. */
+async function write(res: ServerResponse, text: string): Promise<boolean> {
+  if (res.destroyed) return false;
+  if (!res.write(text)) await drainedOrClosed(res);
+  return !res.destroyed;
+}
+
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
