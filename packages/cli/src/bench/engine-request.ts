@@ -4,7 +4,7 @@ import type { BenchPrompt } from './prompt-dataset.js';
 import { failedRequest, type RequestResult } from './stream-request.js';
 
 /**
- * Run one request through an engine in this process and time its chunks as `streamRequest` times server
+ * Run one request through an engine in this process and time its chunks as `StreamClient.stream` times server
  * events: TTFT to the first chunk carrying tokens, gaps between such chunks, end-to-end to the last.
  * Never rejects: an invalid request, an engine failure or an abort (`signal`, or the engine shutting
  * down) is a failed result.
