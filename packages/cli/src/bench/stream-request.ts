@@ -49,8 +49,8 @@ interface CompletionChunk {
 
 /**
  * Sends the streaming `/v1/completions` requests of one benchmark run over kept-alive connections. It
- * uses Node's `http` client rather than `fetch`: on loopback `fetch` adds ~0.4 ms before a request goes out
- * and ~0.2 ms after each event arrives (measured in `bench/results/serve-ttft-2026-11-23.md`), which the
+ * uses Node's `http` client rather than `fetch`: on loopback `fetch` took ~0.6 ms longer to get a request to the
+ * server and ~0.1 ms longer to hand over the first event (`bench/results/serve-ttft-2026-11-23.md`), time the
  * reported TTFT and ITL would charge to the server.
  */
 export class StreamClient {
