@@ -18,6 +18,10 @@ const DONE = 'data: [DONE]\n\n';
  * fills the socket's buffer waits for it to drain, so a slow client slows its own request, never the
  * engine's other streams. An error after the headers went out is sent as an `{ error }` event (the OpenAI
  * client raises it).
+ *
+ * The reply is taken over from Fastify (`reply.hijack()`): headers set on it before (by `onRequest` hooks,
+ * say) go out with the stream's, and `onResponse` hooks and request logging still run, but `onSend` hooks do
+ * not see streamed responses.
  */
 export async function sendSse(
   reply: FastifyReply,
