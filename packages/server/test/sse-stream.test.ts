@@ -1,6 +1,7 @@
 import { type IncomingMessage, request } from 'node:http';
 import type { GenerateChunk, GenerateRequest } from '@ferrum/types';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createServer } from '../src/index.js';
 import { FakeEngine } from './helpers/fake-engine.js';
 import { eventually, serveForTest, type TestServer } from './helpers/serve.js';
 
@@ -70,6 +71,30 @@ describe('server-sent events', () => {
     res.destroy();
     await eventually(() => engine.outcomes.get(engine.requests[0].id) === 'aborted');
     expect(engine.status().numFreeKvSlots).toBe(engine.modelInfo.numKvSlots);
+  });
+
+  it('keeps the headers an onRequest hook set on the reply', async () => {
+    const app = createServer(new FakeEngine());
+    app.addHook('onRequest', (_request, reply, done) => {
+      reply.header('x-request-tag', 'kept');
+      done();
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const { port } = app.server.address() as { port: number };
+      const res = await postStream(`http://127.0.0.1:${port}`, {
+        model: 'fake-model',
+        prompt: 'hi',
+        max_tokens: 2,
+        stream: true,
+      });
+      expect(res.headers['x-request-tag']).toBe('kept');
+      expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      res.resume();
+      await new Promise((resolve) => res.once('end', resolve));
+    } finally {
+      await app.close();
+    }
   });
 
   it('stops pulling events while the client does not read, and sends them all once it does', async () => {
