@@ -8,8 +8,12 @@
 #   parts: build test chaos serve sweep compare memcheck gemm bench speed trace (default: all but gemm, speed
 #   and trace)
 #   env: FERRUM_EMBED_STD (token embedding std of the random models), FERRUM_COMPARE_MODELS (compare's
-#   list), FERRUM_SWEEP_DEPTHS (layer counts the sweep cuts Qwen3-4B at), FERRUM_GEMM_ROWS (gemm's list of M)
+#   list), FERRUM_SWEEP_DEPTHS (layer counts the sweep cuts Qwen3-4B at), FERRUM_GEMM_ROWS (gemm's list of M),
+#   FERRUM_CONFIGS (the models' config.json files by name, default .gpu-data/configs: the device has no
+#   ../shared, so before the call run `mkdir -p .gpu-data && cp -r ../shared/fixtures/configs .gpu-data/` and
+#   carry .gpu-data)
 set -uo pipefail
+configs=${FERRUM_CONFIGS:-.gpu-data/configs}
 OUT=${OUT:-/tmp/ferrum-out}
 mkdir -p "$OUT"
 parts=${*:-build test chaos serve sweep compare memcheck bench}
@@ -19,6 +23,10 @@ embed=${FERRUM_EMBED_STD:+--embed-std $FERRUM_EMBED_STD}
 tag=${FERRUM_EMBED_STD:+-embed$FERRUM_EMBED_STD}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/device.txt"
 has() { [[ " $parts " == *" $1 "* ]]; }
+if [[ ! -f "$configs/qwen3-4b.json" ]] && { has serve || has sweep || has compare || has speed || has trace || has bench; }; then
+  echo "run-all: $configs/qwen3-4b.json is missing (copy ../shared/fixtures/configs there, or set FERRUM_CONFIGS)" >&2
+  exit 2
+fi
 # Ferrum's logits of the schedule for the model in $1 and for each depth<d>/ cut of it.
 ferrumDepths() {
   local dir=$1 sub d
@@ -67,13 +75,13 @@ if has chaos; then
 fi
 if has serve; then
   # Issue 7's serving figure: `ferrum bench serve` against `ferrum serve` at concurrency 1 and 8, 512 in, 256 out.
-  stamp serve; timeout 300 bash scripts/gpu/serve-bench.sh .gpu-data/configs/qwen3-4b.json cuda 512 256 2>&1 | tee "$OUT/serve-bench.log"
+  stamp serve; timeout 300 bash scripts/gpu/serve-bench.sh "$configs/qwen3-4b.json" cuda 512 256 2>&1 | tee "$OUT/serve-bench.log"
 fi
 if has sweep; then
   # Qwen3-4B cut after d layers: where does Ferrum's error against the f32 reference grow, and does
   # transformers' own bf16 error grow alike?
   dir=/tmp/ferrum-models/qwen3-4b-sweep
-  { timeout 240 python3 scripts/gpu/make_reference.py make --config .gpu-data/configs/qwen3-4b.json --model "$dir" \
+  { timeout 240 python3 scripts/gpu/make_reference.py make --config "$configs/qwen3-4b.json" --model "$dir" \
       --seed 11 $embed --depths "${FERRUM_SWEEP_DEPTHS:-1,2,4,8,12,18,24,30}" &&
     ferrumDepths "$dir" &&
     python3 scripts/gpu/make_reference.py compare --model "$dir" --ferrum "$dir/ferrum-depth{depth}.bin" \
@@ -84,7 +92,7 @@ fi
 if has compare; then
   for name in ${FERRUM_COMPARE_MODELS:-qwen3-0.6b llama-3.2-1b qwen3-4b}; do
     dir=/tmp/ferrum-models/$name
-    { timeout 200 python3 scripts/gpu/make_reference.py make --config ".gpu-data/configs/$name.json" --model "$dir" --seed 11 $embed &&
+    { timeout 200 python3 scripts/gpu/make_reference.py make --config "$configs/$name.json" --model "$dir" --seed 11 $embed &&
       timeout 120 $tsx scripts/gpu/run-schedule.ts "$dir" "$dir/ferrum-logits.bin" &&
       python3 scripts/gpu/make_reference.py compare --model "$dir" --ferrum "$dir/ferrum-logits.bin" --results "$OUT/compare$tag.jsonl"
       rm -rf "$dir"; } >> "$OUT/compare.log" 2>&1
@@ -101,12 +109,12 @@ fi
 if has speed; then
   # Issue 7: Ferrum's speed table (runtime and engine level, each figure by its floor), then transformers.
   clocksStart speed
-  timeout 420 $tsx scripts/gpu/bench-speed.ts .gpu-data/configs/qwen3-4b.json "$OUT/speed.json" > "$OUT/speed.log" 2>&1
+  timeout 420 $tsx scripts/gpu/bench-speed.ts "$configs/qwen3-4b.json" "$OUT/speed.json" > "$OUT/speed.log" 2>&1
   stamp speed; grep -E "^\||failed|Error" "$OUT/speed.log" | head -60
   clocksStop speed
   # Its batch-8 run compiles a decode step per cache length first: 200 s once left it unfinished.
   clocksStart transformers
-  timeout 300 python3 scripts/gpu/bench_transformers.py .gpu-data/configs/qwen3-4b.json "$OUT/speed-transformers.json" \
+  timeout 300 python3 scripts/gpu/bench_transformers.py "$configs/qwen3-4b.json" "$OUT/speed-transformers.json" \
     "${FERRUM_HF_NEW_TOKENS:-128}" > "$OUT/speed-transformers.log" 2>&1
   stamp transformers; grep -E "^transformers|Error" "$OUT/speed-transformers.log" | head
   clocksStop transformers
@@ -115,7 +123,7 @@ if has speed; then
 fi
 if has trace; then
   # Where an engine TTFT goes: engine work before the step, the step's wall and GPU time, engine work after.
-  timeout 200 $tsx scripts/gpu/trace-ttft.ts .gpu-data/configs/qwen3-4b.json "$OUT/trace.json" > "$OUT/trace.log" 2>&1
+  timeout 200 $tsx scripts/gpu/trace-ttft.ts "$configs/qwen3-4b.json" "$OUT/trace.json" > "$OUT/trace.log" 2>&1
   stamp trace; grep -E "^\||Error" "$OUT/trace.log" | head -24
 fi
 if has gemm; then
@@ -125,6 +133,6 @@ if has gemm; then
 fi
 if has bench; then
   # Runtime-level figures only (one executor, each by its floor): the quick part of bench-speed.ts.
-  timeout 200 $tsx scripts/gpu/bench-speed.ts .gpu-data/configs/qwen3-4b.json "$OUT/bench.json" ceilings,runtime > "$OUT/bench.log" 2>&1
+  timeout 200 $tsx scripts/gpu/bench-speed.ts "$configs/qwen3-4b.json" "$OUT/bench.json" ceilings,runtime > "$OUT/bench.log" 2>&1
   stamp bench; grep -E "^\||failed|Error" "$OUT/bench.log" | head -30
 fi
