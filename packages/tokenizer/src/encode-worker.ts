@@ -5,7 +5,13 @@ import { FerrumError } from '@ferrum/types';
 /** Where the worker gets its `tokenizer.json`: the file as is, or text this package rewrote. */
 export type EncodeWorkerSource = { readonly file: string } | { readonly json: string };
 
-type Reply = { readonly id: number; readonly ids?: Int32Array; readonly error?: string };
+type Reply = {
+  readonly id: number;
+  readonly ids?: Int32Array;
+  /** Ids of each text of a batch request. */
+  readonly batch?: Int32Array[];
+  readonly error?: string;
+};
 
 /** Longest a synchronous encode may block before we assume the worker is gone. */
 const MAX_WAIT_MS = 300_000;
@@ -28,24 +34,29 @@ try {
   loadError = String(error && error.message ? error.message : error);
 }
 asyncPort.postMessage({ id: 0, error: loadError });
-async function encode({ id, text, addSpecialTokens }) {
+async function encode({ id, text, texts, addSpecialTokens }) {
   try {
     if (loadError) throw new Error(loadError);
+    if (texts) {
+      const encodings = await tokenizer.encodeBatch(texts, { addSpecialTokens });
+      return { id, batch: encodings.map((encoding) => Int32Array.from(encoding.getIds())) };
+    }
     const encoding = await tokenizer.encode(text, null, { addSpecialTokens });
     return { id, ids: Int32Array.from(encoding.getIds()) };
   } catch (error) {
     return { id, error: String(error && error.message ? error.message : error) };
   }
 }
+const buffers = (reply) => (reply.ids ? [reply.ids.buffer] : reply.batch ? reply.batch.map((ids) => ids.buffer) : []);
 syncPort.on('message', async (request) => {
   const reply = await encode(request);
-  syncPort.postMessage(reply, reply.ids ? [reply.ids.buffer] : []);
+  syncPort.postMessage(reply, buffers(reply));
   Atomics.store(flag, 0, 1);
   Atomics.notify(flag, 0);
 });
 asyncPort.on('message', async (request) => {
   const reply = await encode(request);
-  asyncPort.postMessage(reply, reply.ids ? [reply.ids.buffer] : []);
+  asyncPort.postMessage(reply, buffers(reply));
 });
 `;
 
@@ -57,7 +68,7 @@ export class EncodeWorker {
   private readonly flag = new Int32Array(new SharedArrayBuffer(4));
   private readonly pending = new Map<
     number,
-    { resolve: (ids: number[]) => void; reject: (e: Error) => void }
+    { resolve: (reply: Reply) => void; reject: (e: Error) => void }
   >();
   private nextId = 1;
   private closed = false;
@@ -126,12 +137,23 @@ export class EncodeWorker {
   }
 
   /** Encode `text` without blocking the event loop. */
-  encode(text: string, addSpecialTokens: boolean): Promise<number[]> {
+  async encode(text: string, addSpecialTokens: boolean): Promise<number[]> {
+    const reply = await this.request({ text, addSpecialTokens });
+    return reply.ids ? Array.from(reply.ids) : [];
+  }
+
+  /** Encode each of `texts`, in one message to the worker, without blocking the event loop. */
+  async encodeMany(texts: readonly string[], addSpecialTokens: boolean): Promise<Int32Array[]> {
+    const reply = await this.request({ texts, addSpecialTokens });
+    return reply.batch ?? [];
+  }
+
+  private request(message: { text?: string; texts?: readonly string[]; addSpecialTokens: boolean }) {
     this.checkOpen();
     const id = this.nextId++;
-    const result = new Promise<number[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const result = new Promise<Reply>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     this.asyncPort.ref();
-    this.asyncPort.postMessage({ id, text, addSpecialTokens });
+    this.asyncPort.postMessage({ id, ...message });
     return result;
   }
 
@@ -159,7 +181,7 @@ export class EncodeWorker {
           : new FerrumError('internal', `tokenization failed: ${reply.error}`),
       );
     } else {
-      waiter.resolve(reply.ids ? Array.from(reply.ids) : []);
+      waiter.resolve(reply);
     }
   }
 

@@ -1,10 +1,12 @@
 import type { ChatTemplateOptions, DecodeStream, Tokenizer } from '@ferrum/interfaces';
 import { type ChatMessage, FerrumError, type SamplingParams } from '@ferrum/types';
 import type { Decoder } from 'tokenizers';
+import type { AddedTokenSplitter } from './added-token-splitter.js';
 import type { ChatTemplateRenderer } from './chat-template.js';
 import { cleanUpTokenization } from './clean-up-tokenization.js';
 import { IncrementalDecodeStream, type PieceDecoder } from './decode-stream.js';
 import type { EncodeWorker } from './encode-worker.js';
+import { SegmentedEncoder } from './segmented-encoder.js';
 import type { Vocabulary } from './vocabulary.js';
 
 /** Options of {@link HfTokenizer.encode}. */
@@ -25,6 +27,8 @@ export interface DecodeOptions {
 export interface HfTokenizerParts {
   /** Worker thread that owns the native tokenizer and encodes. */
   readonly encoder: EncodeWorker;
+  /** Where the tokenizer splits text before anything else, when its pieces may be encoded apart. */
+  readonly addedTokenSplitter?: AddedTokenSplitter | null;
   /** The native decoder of `tokenizer.json` (null: tokens are joined with spaces). */
   readonly decoder: Decoder | null;
   readonly vocabulary: Vocabulary;
@@ -56,6 +60,8 @@ export class HfTokenizer implements Tokenizer {
   readonly samplingDefaults: Partial<SamplingParams>;
 
   private readonly encoder: EncodeWorker;
+  /** Encodes text without added special tokens a cached piece at a time (null: whole texts only). */
+  private readonly segmented: SegmentedEncoder | null;
   private readonly decoder: Decoder | null;
   /** Vocabulary strings by id (holes for unused ids). */
   private readonly pieces: readonly (string | undefined)[];
@@ -67,6 +73,8 @@ export class HfTokenizer implements Tokenizer {
 
   constructor(parts: HfTokenizerParts) {
     this.encoder = parts.encoder;
+    const splitter = parts.addedTokenSplitter ?? null;
+    this.segmented = splitter && new SegmentedEncoder(splitter, parts.encoder);
     this.decoder = parts.decoder;
     this.vocabSize = parts.vocabulary.size;
     this.pieces = parts.vocabulary.pieces;
@@ -99,10 +107,16 @@ export class HfTokenizer implements Tokenizer {
     return this.encoder.encodeSync(text, options.addSpecialTokens ?? true);
   }
 
-  /** {@link HfTokenizer.encode} without blocking the event loop (the worker encodes). */
+  /**
+   * {@link HfTokenizer.encode} without blocking the event loop (the worker encodes). Without special tokens
+   * added (a rendered chat), the pieces of text between added tokens are cached: a prompt that repeats
+   * earlier messages encodes only its new ones.
+   */
   async encodeAsync(text: string, options: EncodeOptions = {}): Promise<number[]> {
     checkText(text);
-    return this.encoder.encode(text, options.addSpecialTokens ?? true);
+    const addSpecialTokens = options.addSpecialTokens ?? true;
+    if (!addSpecialTokens && this.segmented !== null) return this.segmented.encode(text);
+    return this.encoder.encode(text, addSpecialTokens);
   }
 
   /** Text of `ids`, exactly as transformers' `decode`. Ids the tokenizer does not know are skipped. */

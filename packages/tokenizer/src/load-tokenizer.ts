@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseJsonObject } from '@ferrum/models';
+import { AddedTokenSplitter } from './added-token-splitter.js';
 import { ChatTemplateRenderer } from './chat-template.js';
 import { EncodeWorker } from './encode-worker.js';
 import { parseGenerationConfig } from './generation-config.js';
@@ -76,6 +77,8 @@ export async function loadTokenizer(
     const bosTokenId = idOf(config.specialTokens.bos_token);
     return new HfTokenizer({
       encoder: await encoder,
+      // `json` as the worker loaded it: rewritten in place when the worker got the rewrite.
+      addedTokenSplitter: AddedTokenSplitter.of(json),
       decoder,
       vocabulary,
       eosTokenIds,

@@ -3,12 +3,20 @@ import type { TokenizerConfig } from './tokenizer-config.js';
 
 /** The slice of a `tokenizer.json` this package reads or rewrites. */
 export interface TokenizerJson {
-  added_tokens?: { id: number; content: string; special: boolean }[];
+  added_tokens?: {
+    id: number;
+    content: string;
+    special: boolean;
+    lstrip?: boolean;
+    rstrip?: boolean;
+    single_word?: boolean;
+    normalized?: boolean;
+  }[];
   normalizer?: unknown;
   pre_tokenizer?: unknown;
   post_processor?: unknown;
   decoder?: unknown;
-  model?: { type?: string; byte_fallback?: boolean; vocab?: unknown };
+  model?: { type?: string; byte_fallback?: boolean; vocab?: unknown; dropout?: number | null };
   [key: string]: unknown;
 }
 
