@@ -9,12 +9,14 @@
 // - result → token: from the step's result to the client holding the first token (the engine's work after
 //   the step, the server's event, the socket, the client's parse).
 // `--client http` is `ferrum bench serve`'s own client (`StreamClient`, Node's http); `--client fetch` reads the
-// same stream through `fetch`, as the OpenAI Node client does. Stamps of the two processes share the Unix
-// epoch's scale (`epochMs`).
+// same stream through `fetch`, as the OpenAI Node client does; `--client chat` sends an agent's turns through
+// `fetch` as streaming chat completions: a fixed system prompt of ~2,000 words and a new 50-word user message
+// each turn, which the server renders and tokenizes (give `--model` a directory with a real tokenizer and a
+// config; the stand-in reads no weights). Stamps of the two processes share the Unix epoch's scale (`epochMs`).
 //
 // Run: node --import "$(pwd)/packages/engine/node_modules/tsx/dist/esm/index.mjs" --conditions=@ferrum/source \
 //        scripts/serve-ttft-host.ts [--step-ms 5] [--wait timer] [--requests 60] [--prompt-len 512] \
-//        [--client http,fetch] [--rounds 1]
+//        [--client http,fetch,chat] [--rounds 1] [--model DIR]
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     'prompt-len': { type: 'string', default: '512' },
     client: { type: 'string', default: 'http,fetch' },
     rounds: { type: 'string', default: '1' },
+    model: { type: 'string' },
     // Internal: run as the load generator against this URL.
     'client-of': { type: 'string' },
   },
@@ -55,10 +58,13 @@ async function runClient(url: string, mode: string): Promise<ClientRow[]> {
   const target = { baseUrl: url, model: MODEL, outputLen: 8, temperature: 0, ignoreEos: true };
   const client = new StreamClient(target);
   const rows: ClientRow[] = [];
+  const system = words(seededRandom(2), 2000);
   for (let i = 0; i < numRequests; i++) {
     const tokenIds = Array.from({ length: promptLen }, () => 5 + Math.floor(random() * 400));
     const sentMs = epochMs();
-    if (mode === 'fetch') {
+    if (mode === 'chat') {
+      rows.push([sentMs, await firstTokenOfChat(url, system, words(random, 50))]);
+    } else if (mode === 'fetch') {
       rows.push([sentMs, await firstTokenByFetch(url, tokenIds)]);
     } else {
       const result = await client.stream({ tokenIds });
@@ -70,8 +76,14 @@ async function runClient(url: string, mode: string): Promise<ClientRow[]> {
   return rows;
 }
 
+const WORDS = 'the quick brown fox jumps over a lazy dog while seven bakers sing of summer rain'.split(' ');
+
+function words(random: () => number, count: number): string {
+  return Array.from({ length: count }, () => WORDS[Math.floor(random() * WORDS.length)]).join(' ');
+}
+
 /** The epoch time at which `fetch` delivers the first event that carries text. */
-async function firstTokenByFetch(url: string, tokenIds: number[]): Promise<number> {
+function firstTokenByFetch(url: string, tokenIds: number[]): Promise<number> {
   const body = {
     model: MODEL,
     prompt: tokenIds,
@@ -80,7 +92,21 @@ async function firstTokenByFetch(url: string, tokenIds: number[]): Promise<numbe
     ignore_eos: true,
     stream: true,
   };
-  const res = await fetch(`${url}/v1/completions`, {
+  return firstEventWith(`${url}/v1/completions`, body, '"text"');
+}
+
+/** The same for an agent's turn sent as a streaming chat completion. */
+function firstTokenOfChat(url: string, system: string, user: string): Promise<number> {
+  const messages = [
+    { role: 'system', content: system },
+    { role: 'user', content: user },
+  ];
+  const body = { model: MODEL, messages, max_tokens: 8, temperature: 0, ignore_eos: true, stream: true };
+  return firstEventWith(`${url}/v1/chat/completions`, body, '"content"');
+}
+
+async function firstEventWith(url: string, body: unknown, marker: string): Promise<number> {
+  const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -88,7 +114,7 @@ async function firstTokenByFetch(url: string, tokenIds: number[]): Promise<numbe
   const decoder = new TextDecoder();
   let firstMs = 0;
   for await (const bytes of res.body ?? []) {
-    if (firstMs === 0 && decoder.decode(bytes, { stream: true }).includes('"text"')) firstMs = epochMs();
+    if (firstMs === 0 && decoder.decode(bytes, { stream: true }).includes(marker)) firstMs = epochMs();
   }
   return firstMs;
 }
@@ -111,7 +137,13 @@ async function main(): Promise<void> {
   if (!['poll', 'busy', 'timer'].includes(wait)) throw new Error('--wait must be poll, busy or timer');
   const forwards: ForwardTimes[] = [];
   const engine = await createEngine(
-    { model: standInModelDir(), servedModelName: MODEL, maxKvTokens: 64 * 1024, maxModelLen: 8192 },
+    {
+      model: values.model ?? standInModelDir(),
+      loadFormat: 'dummy',
+      servedModelName: MODEL,
+      maxKvTokens: 64 * 1024,
+      maxModelLen: 8192,
+    },
     { backends: [standInBackend(Number(values['step-ms']), wait, forwards)] },
   );
   const requestMs: number[] = [];
