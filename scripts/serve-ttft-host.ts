@@ -13,10 +13,12 @@
 // `fetch` as streaming chat completions: a fixed system prompt of ~2,000 words and a new 50-word user message
 // each turn, which the server renders and tokenizes (give `--model` a directory with a real tokenizer and a
 // config; the stand-in reads no weights). Stamps of the two processes share the Unix epoch's scale (`epochMs`).
+// `--device cuda` runs the real CUDA runtime on dummy weights of `--model` instead of the stand-in (on the GPU
+// machine); the columns after `engine.generate()` are then one: generate → token.
 //
 // Run: node --import "$(pwd)/packages/engine/node_modules/tsx/dist/esm/index.mjs" --conditions=@ferrum/source \
 //        scripts/serve-ttft-host.ts [--step-ms 5] [--wait timer] [--requests 60] [--prompt-len 512] \
-//        [--client http,fetch,chat] [--rounds 1] [--model DIR]
+//        [--client http,fetch,chat] [--rounds 1] [--model DIR] [--device cuda]
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -24,6 +26,7 @@ import { StreamClient } from '../packages/cli/src/bench/stream-request.js';
 import { createEngine } from '../packages/engine/src/index.js';
 import { startServer } from '../packages/server/src/index.js';
 import { seededRandom } from '../packages/types/src/index.js';
+import { speedEngineOptions } from './gpu/engine-setup.js';
 import {
   epochMs,
   type ForwardTimes,
@@ -41,6 +44,7 @@ const { values } = parseArgs({
     client: { type: 'string', default: 'http,fetch' },
     rounds: { type: 'string', default: '1' },
     model: { type: 'string' },
+    device: { type: 'string' },
     // Internal: run as the load generator against this URL.
     'client-of': { type: 'string' },
   },
@@ -136,16 +140,20 @@ async function main(): Promise<void> {
   const wait = values.wait as StepWait;
   if (!['poll', 'busy', 'timer'].includes(wait)) throw new Error('--wait must be poll, busy or timer');
   const forwards: ForwardTimes[] = [];
-  const engine = await createEngine(
-    {
-      model: values.model ?? standInModelDir(),
-      loadFormat: 'dummy',
-      servedModelName: MODEL,
-      maxKvTokens: 64 * 1024,
-      maxModelLen: 8192,
-    },
-    { backends: [standInBackend(Number(values['step-ms']), wait, forwards)] },
-  );
+  const onCuda = values.device === 'cuda';
+  if (onCuda && !values.model) throw new Error('--device cuda needs --model');
+  const engine = onCuda
+    ? await createEngine({ ...speedEngineOptions(values.model as string, 64 * 1024), servedModelName: MODEL })
+    : await createEngine(
+        {
+          model: values.model ?? standInModelDir(),
+          loadFormat: 'dummy',
+          servedModelName: MODEL,
+          maxKvTokens: 64 * 1024,
+          maxModelLen: 8192,
+        },
+        { backends: [standInBackend(Number(values['step-ms']), wait, forwards)] },
+      );
   const requestMs: number[] = [];
   const generateMs: number[] = [];
   const generate = engine.generate.bind(engine);
@@ -156,10 +164,9 @@ async function main(): Promise<void> {
   const server = await startServer(engine, { port: 0 });
   server.app.server.prependListener('request', () => requestMs.push(epochMs()));
 
-  console.log(
-    '| client | TTFT | send → request | request → generate | generate → forward | step | result → token |',
-  );
-  console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  const columns = onCuda ? ['generate → token'] : ['generate → forward', 'step', 'result → token'];
+  console.log(`| client | TTFT | send → request | request → generate | ${columns.join(' | ')} |`);
+  console.log(`|${' --- |'.repeat(4 + columns.length)}`);
   const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)].toFixed(3);
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const mode of values.client.split(',')) {
@@ -167,12 +174,12 @@ async function main(): Promise<void> {
       const rows = await clientProcess(server.url, mode);
       const phases = rows.slice(WARM_UP).map(([sentMs, tokenMs], k) => {
         const i = first + WARM_UP + k;
+        const shared = [tokenMs - sentMs, requestMs[i] - sentMs, generateMs[i] - requestMs[i]];
+        if (onCuda) return [...shared, tokenMs - generateMs[i]];
         // A request's first forward: the first one called after its generate().
         const step = forwards.find((f) => f.calledMs >= generateMs[i]) as ForwardTimes;
         return [
-          tokenMs - sentMs,
-          requestMs[i] - sentMs,
-          generateMs[i] - requestMs[i],
+          ...shared,
           step.calledMs - generateMs[i],
           step.settledMs - step.calledMs,
           tokenMs - step.settledMs,
