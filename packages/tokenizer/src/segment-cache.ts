@@ -32,7 +32,7 @@ export class SegmentCache {
       this.numTokens -= old.length;
       this.entries.delete(text);
     }
-    this.entries.set(text, ids);
+    this.entries.set(ownCopy(text), ids);
     this.numTokens += ids.length;
     for (const [key, value] of this.entries) {
       if (this.numTokens <= this.maxTokens) break;
@@ -40,4 +40,13 @@ export class SegmentCache {
       this.numTokens -= value.length;
     }
   }
+}
+
+/**
+ * `text` in a string of its own. A piece cut from a rendered prompt with `slice` may be a V8 sliced string that
+ * keeps the whole prompt alive; as a cache key it would hold every such prompt. UTF-16 keeps every code unit,
+ * lone surrogates included, so the copy equals the original.
+ */
+function ownCopy(text: string): string {
+  return Buffer.from(text, 'utf16le').toString('utf16le');
 }
