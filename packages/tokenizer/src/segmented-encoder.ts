@@ -22,15 +22,12 @@ const NUM_CHECKED_ENCODES = 4;
 export class SegmentedEncoder {
   private numToCheck = NUM_CHECKED_ENCODES;
   /** Null once pieces disagreed with a whole encode. */
-  private cache: SegmentCache | null;
+  private cache: SegmentCache | null = new SegmentCache(MAX_CACHED_TOKENS);
 
   constructor(
     private readonly splitter: AddedTokenSplitter,
     private readonly encoder: BatchEncoder,
-    maxCachedTokens = MAX_CACHED_TOKENS,
-  ) {
-    this.cache = new SegmentCache(maxCachedTokens);
-  }
+  ) {}
 
   /** Whether pieces are still encoded apart (false once they disagreed with a whole encode). */
   get cachesPieces(): boolean {
